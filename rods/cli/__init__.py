@@ -1,0 +1,68 @@
+"""The `rods` command line: one subcommand module per job.
+
+Each module under `rods.cli` exposes `register(subparsers)`, which adds its
+parser and sets `func`. Modules keep heavy imports (torch, transformers) inside
+their functions, so e.g. `rods reward` starts fast and never imports torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+#: Subcommand modules, in the order `rods --help` lists them.
+COMMAND_MODULES = (
+    "rods.cli.tasks",
+    "rods.cli.reward",
+    "rods.cli.synth",
+    "rods.cli.train",
+    "rods.cli.eval",
+    "rods.cli.report",
+    "rods.cli.demo",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rods",
+        description="Reward-driven Online Data Synthesis for multi-turn tool-use RL.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at DEBUG level")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if err.name == name:  # subcommand not built yet
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except (ValueError, FileNotFoundError, RuntimeError) as err:
+        # Bad input gets a clear one-line error, not a traceback.
+        print(f"rods {args.command}: error: {err}", file=sys.stderr)
+        if args.verbose:
+            raise
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""The 800 BFCL V3 multi-turn tasks, read from the installed `bfcl-eval` package.
+
+No copy of BFCL's data lives in this repository. The paper's split (400 train /
+400 test, 100 + 100 per category) is fixed by a seeded stratified draw whose id
+lists are committed under `rods/data/` so it can never change silently.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from functools import lru_cache
+from importlib.resources import files
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Literal
+
+from rods.tasks.model import Category, Task
+
+CATEGORIES: tuple[Category, ...] = ("base", "miss_func", "miss_param", "long_context")
+SPLIT_SEED = 20260319
+TRAIN_PER_CATEGORY = 100
+
+Split = Literal["train", "test", "all"]
+
+
+def bfcl_data_dir() -> Path:
+    """The `data/` folder of the installed bfcl-eval package."""
+    spec = find_spec("bfcl_eval")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(
+            "bfcl-eval is not installed; run `make venv` "
+            "(pip install --no-deps bfcl-eval==2026.3.23 mpmath)"
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / "data"
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+@lru_cache(maxsize=None)
+def _load_category(category: Category) -> tuple[Task, ...]:
+    data = bfcl_data_dir()
+    name = f"BFCL_v4_multi_turn_{category}.json"
+    questions = _read_jsonl(data / name)
+    answers = {row["id"]: row["ground_truth"] for row in _read_jsonl(data / "possible_answer" / name)}
+    tasks = []
+    for row in questions:
+        row = dict(row, category=category, ground_truth=answers[row["id"]])
+        tasks.append(Task.model_validate(row))
+    return tuple(tasks)
+
+
+def load_bfcl_tasks(categories: tuple[Category, ...] = CATEGORIES) -> list[Task]:
+    """All BFCL multi-turn tasks of the given categories, in BFCL's order (deep copies)."""
+    return [t.model_copy(deep=True) for c in categories for t in _load_category(c)]
+
+
+def compute_split(seed: int = SPLIT_SEED, per_category: int = TRAIN_PER_CATEGORY) -> dict[str, list[str]]:
+    """The seeded stratified split: `per_category` train ids per category, the rest test."""
+    rng = random.Random(seed)
+    split: dict[str, list[str]] = {"train": [], "test": []}
+    for category in CATEGORIES:
+        ids = [t.id for t in _load_category(category)]
+        train = set(rng.sample(ids, per_category))
+        split["train"] += [i for i in ids if i in train]
+        split["test"] += [i for i in ids if i not in train]
+    return split
+
+
+def committed_split() -> dict[str, list[str]]:
+    """The split id lists shipped in `rods/data/` (the source of truth)."""
+    data = files("rods") / "data"
+    return {
+        name: [line.strip() for line in (data / f"split_{name}.txt").read_text().splitlines() if line.strip()]
+        for name in ("train", "test")
+    }
+
+
+def load_split(split: Split = "train") -> list[Task]:
+    """BFCL tasks of one split (`train`, `test` or `all`), in BFCL's order."""
+    tasks = load_bfcl_tasks()
+    if split == "all":
+        return tasks
+    if split not in ("train", "test"):
+        raise ValueError(f"unknown split {split!r}; expected train, test or all")
+    wanted = set(committed_split()[split])
+    return [t for t in tasks if t.id in wanted]

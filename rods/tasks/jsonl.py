@@ -1,0 +1,126 @@
+"""Task files: JSON Lines (one task per line), JSON arrays, and parquet via `datasets`.
+
+Reading validates every line; a malformed file fails with the file, the line
+and the field named, so a broken synthesis output never half-loads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from rods.tasks.model import Task
+
+
+class TaskFileError(ValueError):
+    """A task file that cannot be read; names the file, line and field at fault."""
+
+    def __init__(self, path: str | Path, line: int | None, field: str | None, reason: str):
+        self.path, self.line, self.field, self.reason = str(path), line, field, reason
+        where = f"{path}" + (f", line {line}" if line is not None else "")
+        what = f"field '{field}': " if field else ""
+        super().__init__(f"{where}: {what}{reason}")
+
+
+def _field_of(err: ValidationError) -> tuple[str | None, str]:
+    first = err.errors()[0]
+    loc = ".".join(str(p) for p in first.get("loc", ()))
+    return (loc or None), first.get("msg", str(err))
+
+
+def parse_task(obj: object, path: str | Path = "<memory>", line: int | None = None) -> Task:
+    """Validate one decoded JSON object as a Task, raising TaskFileError on failure."""
+    if not isinstance(obj, dict):
+        raise TaskFileError(path, line, None, f"expected a JSON object, got {type(obj).__name__}")
+    try:
+        return Task.model_validate(obj)
+    except ValidationError as err:
+        field, msg = _field_of(err)
+        raise TaskFileError(path, line, field, msg) from None
+
+
+def iter_tasks(path: str | Path) -> Iterator[Task]:
+    """Yield the tasks of a JSONL file (or a parquet file, read with `datasets`)."""
+    path = Path(path)
+    if not path.exists():
+        raise TaskFileError(path, None, None, "no such file")
+    if path.suffix == ".parquet":
+        yield from _iter_parquet(path)
+        return
+    with path.open(encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except json.JSONDecodeError as err:
+                raise TaskFileError(path, lineno, None, f"invalid JSON ({err.msg} at column {err.colno})") from None
+            yield parse_task(obj, path, lineno)
+
+
+def _iter_parquet(path: Path) -> Iterator[Task]:
+    import datasets  # local import: only parquet needs it
+
+    table = datasets.Dataset.from_parquet(str(path))
+    for row_index, row in enumerate(table, start=1):
+        row = {k: (json.loads(v) if k in _JSON_COLUMNS and isinstance(v, str) else v) for k, v in row.items()}
+        yield parse_task(row, path, row_index)
+
+
+#: Columns stored as JSON strings in parquet (their shapes vary per class).
+_JSON_COLUMNS = ("initial_config", "provenance", "missed_function")
+
+
+def read_tasks(path: str | Path) -> list[Task]:
+    """All tasks of a file; duplicate ids are an error."""
+    tasks: list[Task] = []
+    seen: dict[str, int] = {}
+    for index, task in enumerate(iter_tasks(path), start=1):
+        if task.id in seen:
+            raise TaskFileError(path, index, "id", f"duplicate task id {task.id!r} (first at task {seen[task.id]})")
+        seen[task.id] = index
+        tasks.append(task)
+    return tasks
+
+
+def dump_task(task: Task) -> str:
+    """One JSONL line for a task."""
+    return json.dumps(task.model_dump(mode="json"), ensure_ascii=False)
+
+
+def write_tasks(path: str | Path, tasks: Iterable[Task]) -> int:
+    """Write tasks atomically (temp file + rename): a crash never leaves half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for task in tasks:
+                fh.write(dump_task(task) + "\n")
+                count += 1
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count
+
+
+def append_tasks(path: str | Path, tasks: Iterable[Task]) -> int:
+    """Append tasks to a JSONL file, flushing each line (used for streaming outputs)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with path.open("a", encoding="utf-8") as fh:
+        for task in tasks:
+            fh.write(dump_task(task) + "\n")
+            fh.flush()
+            count += 1
+    return count

@@ -1,0 +1,141 @@
+"""The task model: a superset of a BFCL V3 multi-turn entry (DESIGN §2).
+
+A task is what the trainer samples, the environment loads and the reward scores.
+Everything downstream (envs, reward, engine, synth) reads this one type.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Category = Literal["base", "miss_func", "miss_param", "long_context"]
+TaskType = Literal["basic", "miss_func", "miss_param"]
+Origin = Literal["seed", "synthetic"]
+
+#: BFCL's user message at a turn that reveals held-out functions.
+REVEAL_MESSAGE = "I have updated some more functions you can choose from. What about now?"
+
+#: The eight BFCL multi-turn API classes.
+API_CLASSES = (
+    "GorillaFileSystem",
+    "MathAPI",
+    "MessageAPI",
+    "TwitterAPI",
+    "TicketAPI",
+    "TradingBot",
+    "TravelAPI",
+    "VehicleControlAPI",
+)
+
+
+class Message(BaseModel):
+    """One chat message of a user turn."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: str
+    content: str
+
+
+class Provenance(BaseModel):
+    """Where a task came from: a human seed or a synthesized variant."""
+
+    model_config = ConfigDict(extra="allow")
+
+    origin: Origin = "seed"
+    parent_id: str | None = None
+    generation: int = 0
+    step_created: int | None = None
+    narrative: str | None = None
+    backend: str | None = None
+    attempts: int | None = None
+    verdicts: dict[str, Any] = Field(default_factory=dict)
+
+
+class Task(BaseModel):
+    """One multi-turn tool-use task.
+
+    `question[t]` holds the user messages of turn t (empty at a turn that only
+    reveals held-out functions); `ground_truth[t]` the gold call strings of turn t;
+    `missed_function` maps a turn index (as a string, like BFCL) to the functions
+    that are hidden until that turn.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    category: Category
+    question: list[list[Message]]
+    initial_config: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    involved_classes: list[str] = Field(min_length=1)
+    ground_truth: list[list[str]]
+    missed_function: dict[str, list[str]] = Field(default_factory=dict)
+    # Carried over from BFCL for round trips; BFCL itself does not use them.
+    excluded_function: list[str] = Field(default_factory=list)
+    path: list[str] = Field(default_factory=list)
+    provenance: Provenance = Field(default_factory=Provenance)
+
+    @field_validator("involved_classes")
+    @classmethod
+    def _known_classes(cls, value: list[str]) -> list[str]:
+        unknown = [c for c in value if c not in API_CLASSES]
+        if unknown:
+            raise ValueError(f"unknown API class(es) {unknown}; expected some of {list(API_CLASSES)}")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Task:
+        if len(self.question) != len(self.ground_truth):
+            raise ValueError(
+                f"question has {len(self.question)} turns but ground_truth has {len(self.ground_truth)}"
+            )
+        if not self.question:
+            raise ValueError("a task needs at least one turn")
+        for key in self.missed_function:
+            if not key.isdigit() or int(key) >= len(self.question):
+                raise ValueError(f"missed_function key {key!r} is not a turn index of this task")
+        return self
+
+    # -- derived views -------------------------------------------------------
+
+    @property
+    def num_turns(self) -> int:
+        return len(self.question)
+
+    @property
+    def long_context(self) -> bool:
+        """Whether the API classes load with BFCL's long-context flag."""
+        return self.category == "long_context" or "long_context" in self.id
+
+    @property
+    def task_type(self) -> TaskType:
+        """The seed-selection type of DESIGN §3 (basic covers base and long-context)."""
+        if self.category in ("miss_func", "miss_param"):
+            return self.category
+        return "basic"
+
+    @property
+    def origin(self) -> Origin:
+        return self.provenance.origin
+
+    def held_out_functions(self, turn: int) -> set[str]:
+        """Functions not yet available to the model at `turn` (revealed at their key turn)."""
+        return {
+            name
+            for key, names in self.missed_function.items()
+            if int(key) > turn
+            for name in names
+        }
+
+    def reveal_turns(self) -> dict[int, list[str]]:
+        """Turn index -> functions revealed at that turn."""
+        return {int(k): list(v) for k, v in sorted(self.missed_function.items(), key=lambda kv: int(kv[0]))}
+
+    def to_bfcl_entry(self) -> dict[str, Any]:
+        """The entry as BFCL's checker expects it (question side)."""
+        entry = self.model_dump(exclude={"provenance", "ground_truth", "category"})
+        if not self.missed_function:
+            entry.pop("missed_function")
+        return entry
