@@ -1,0 +1,362 @@
+"""The language-model backend contract: chat in, text or validated JSON out.
+
+Every backend (an OpenAI-compatible endpoint, a local transformers model, the
+model-free templates) implements one method, :meth:`LLMBackend._complete`, that
+turns a :class:`ChatRequest` into a :class:`Completion`. Everything else lives
+here once, so every backend behaves the same:
+
+* a per-call timeout (passed to the backend, which must honour it);
+* retries with exponential backoff on transient failures (timeouts, 5xx,
+  lost connections: :class:`TransientLLMError`), then :class:`LLMError`;
+* a concurrency limit (a semaphore around each request);
+* JSON output validated against a JSON Schema or a pydantic model, with a
+  repair-and-retry loop that sends the error back to the model;
+* token, latency, call and failure accounting, in total and per ``purpose``
+  (the synthesis stage asking), in :class:`LLMStats`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from pydantic import BaseModel
+
+from rods.llm.schema import JSONReplyError, extract_json, schema_of, validate
+
+logger = logging.getLogger(__name__)
+
+Message = dict[str, Any]
+
+
+class LLMError(RuntimeError):
+    """A chat call failed for good (after retries and JSON repairs).
+
+    Attributes:
+        kind: short failure class: "timeout", "server", "connection",
+            "bad_request", "invalid_json", "backend".
+        purpose: the ``purpose`` of the failed call.
+        attempts: requests made for this call, including retries and repairs.
+        prompt_tokens, completion_tokens: tokens spent on this call anyway.
+        last_text: the last reply text, if any (for invalid JSON).
+    """
+
+    def __init__(self, message: str, *, kind: str = "backend", purpose: str = "", attempts: int = 0,
+                 prompt_tokens: int = 0, completion_tokens: int = 0, last_text: str | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.purpose = purpose
+        self.attempts = attempts
+        self.prompt_tokens = prompt_tokens
+        self.completion_tokens = completion_tokens
+        self.last_text = last_text
+
+
+class TransientLLMError(LLMError):
+    """A failure worth retrying: timeout, server error (5xx, 429), lost connection."""
+
+
+@dataclass
+class LLMConfig:
+    """Behaviour shared by every backend.
+
+    Attributes:
+        timeout_s: wall-clock limit of one request.
+        max_retries: retries of a request after a transient failure.
+        backoff_s: first backoff; doubles at each retry.
+        backoff_max_s: cap on one backoff.
+        max_concurrency: requests in flight at once, over all threads.
+        json_repairs: times an invalid JSON reply is sent back for repair.
+        temperature: default sampling temperature.
+        max_tokens: default completion length limit.
+    """
+
+    timeout_s: float = 60.0
+    max_retries: int = 3
+    backoff_s: float = 0.5
+    backoff_max_s: float = 8.0
+    max_concurrency: int = 4
+    json_repairs: int = 2
+    temperature: float = 0.7
+    max_tokens: int = 512
+
+    @classmethod
+    def split(cls, kwargs: dict[str, Any]) -> tuple[LLMConfig, dict[str, Any]]:
+        """Separate config fields from the rest of a backend's keyword arguments."""
+        names = {f.name for f in fields(cls)}
+        mine = {k: v for k, v in kwargs.items() if k in names}
+        return cls(**mine), {k: v for k, v in kwargs.items() if k not in names}
+
+
+@dataclass
+class ChatRequest:
+    """One request to a backend, as :meth:`LLMBackend._complete` receives it."""
+
+    messages: list[Message]
+    temperature: float
+    max_tokens: int
+    timeout_s: float
+    json_schema: dict | None = None  # JSON Schema the reply must match (None: free text)
+    schema_name: str = "reply"
+    tools: list[dict] | None = None
+    tool_choice: str | dict | None = None
+    purpose: str = ""
+    context: dict | None = None
+    seed: int | None = None
+
+
+@dataclass
+class Completion:
+    """What a backend returns for one request."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tool_calls: list[dict] = field(default_factory=list)  # [{"id", "name", "arguments": str}]
+    finish_reason: str = "stop"
+
+
+@dataclass
+class LLMReply:
+    """The answer to one :meth:`LLMBackend.chat` call.
+
+    ``data`` is the parsed, validated JSON value when a schema was given (or
+    ``json_mode``), else None; ``parsed`` is the pydantic instance when the
+    schema was a pydantic model. Token counts and latency cover every request
+    the call made (retries and repairs included); ``attempts`` counts them.
+    """
+
+    text: str
+    data: Any = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    attempts: int = 1
+    repairs: int = 0
+    tool_calls: list[dict] = field(default_factory=list)
+    finish_reason: str = "stop"
+    parsed: Any = None
+
+
+@dataclass
+class CallStats:
+    """Counters for one purpose (or all of them)."""
+
+    chats: int = 0  # chat() calls
+    requests: int = 0  # requests sent to the backend (retries and repairs included)
+    retries: int = 0  # requests repeated after a transient failure
+    repairs: int = 0  # JSON repair rounds
+    invalid_json: int = 0  # replies that failed JSON extraction or validation
+    failures: int = 0  # chat() calls that raised LLMError
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    errors: dict[str, int] = field(default_factory=dict)  # failed requests by kind
+
+    def add(self, other: CallStats) -> None:
+        for f in fields(self):
+            if f.name == "errors":
+                for k, v in other.errors.items():
+                    self.errors[k] = self.errors.get(k, 0) + v
+            else:
+                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+
+class LLMStats:
+    """Thread-safe accounting of a backend's calls, in total and per purpose."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_purpose: dict[str, CallStats] = {}
+
+    def record(self, purpose: str, delta: CallStats) -> None:
+        with self._lock:
+            self._by_purpose.setdefault(purpose, CallStats()).add(delta)
+
+    def purpose(self, name: str) -> CallStats:
+        """A copy of the counters for one purpose (zeros if never used)."""
+        with self._lock:
+            out = CallStats()
+            out.add(self._by_purpose.get(name, CallStats()))
+            return out
+
+    @property
+    def total(self) -> CallStats:
+        with self._lock:
+            out = CallStats()
+            for s in self._by_purpose.values():
+                out.add(s)
+            return out
+
+    def snapshot(self) -> dict[str, Any]:
+        """Plain-dict view: ``{"total": {...}, "by_purpose": {purpose: {...}}}``."""
+        total = self.total
+        with self._lock:
+            by = {k: asdict(v) for k, v in sorted(self._by_purpose.items())}
+        return {"total": asdict(total), "by_purpose": by}
+
+    def reset(self) -> None:
+        with self._lock:
+            self._by_purpose.clear()
+
+
+class LLMBackend(ABC):
+    """A chat model. Subclasses implement :meth:`_complete`; call :meth:`chat`.
+
+    Thread-safe: ``chat`` may be called from many threads at once; at most
+    ``config.max_concurrency`` requests reach the backend together.
+    """
+
+    name: str = "backend"
+
+    def __init__(self, config: LLMConfig | None = None):
+        self.config = config or LLMConfig()
+        self.stats = LLMStats()
+        self._slots = threading.BoundedSemaphore(max(1, self.config.max_concurrency))
+
+    @abstractmethod
+    def _complete(self, request: ChatRequest) -> Completion:
+        """Send one request. Raise :class:`TransientLLMError` for retryable
+        failures, :class:`LLMError` for the others. Honour ``request.timeout_s``."""
+
+    def describe(self) -> str:
+        """Short label for provenance, e.g. ``openai:qwen3-8b``."""
+        return self.name
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources (HTTP clients, models)."""
+
+    # ------------------------------------------------------------------ chat
+
+    def chat(
+        self,
+        messages: list[Message],
+        *,
+        json_schema: dict | type[BaseModel] | None = None,
+        json_mode: bool = False,
+        purpose: str = "",
+        context: dict | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        timeout_s: float | None = None,
+        tools: list[dict] | None = None,
+        tool_choice: str | dict | None = None,
+        seed: int | None = None,
+    ) -> LLMReply:
+        """Ask the model; return its reply, JSON-validated when a schema is given.
+
+        Args:
+            messages: OpenAI-style chat messages.
+            json_schema: a JSON Schema dict or pydantic model the reply must match;
+                invalid replies are sent back for repair ``config.json_repairs`` times.
+            json_mode: ask for any JSON object (no schema); ``data`` holds it.
+            purpose: the caller's stage name, for accounting and the template backend.
+            context: structured inputs of the call (used by the template backend).
+            tools, tool_choice: OpenAI tool definitions; calls come back in ``tool_calls``.
+
+        Raises:
+            LLMError: the call failed after retries, or the JSON never validated.
+        """
+        if not messages:
+            raise ValueError("chat() needs at least one message")
+        schema = schema_of(json_schema)
+        name = json_schema.__name__ if isinstance(json_schema, type) else "reply"
+        request = ChatRequest(
+            messages=list(messages),
+            temperature=self.config.temperature if temperature is None else temperature,
+            max_tokens=self.config.max_tokens if max_tokens is None else max_tokens,
+            timeout_s=self.config.timeout_s if timeout_s is None else timeout_s,
+            json_schema=schema if schema is not None else ({"type": "object"} if json_mode else None),
+            schema_name=name,
+            tools=tools,
+            tool_choice=tool_choice,
+            purpose=purpose,
+            context=context,
+            seed=seed,
+        )
+        delta = CallStats(chats=1)
+        start = time.perf_counter()
+        try:
+            reply = self._chat_with_repairs(request, json_schema, delta)
+        except LLMError as exc:
+            delta.failures += 1
+            exc.purpose = purpose
+            exc.attempts = delta.requests
+            exc.prompt_tokens, exc.completion_tokens = delta.prompt_tokens, delta.completion_tokens
+            raise
+        finally:
+            delta.latency_s = time.perf_counter() - start
+            self.stats.record(purpose, delta)
+        reply.latency_s = delta.latency_s
+        reply.attempts = delta.requests
+        reply.prompt_tokens, reply.completion_tokens = delta.prompt_tokens, delta.completion_tokens
+        return reply
+
+    async def achat(self, messages: list[Message], **kwargs: Any) -> LLMReply:
+        """Async :meth:`chat` (runs in a worker thread; the semaphore still applies)."""
+        return await asyncio.to_thread(self.chat, messages, **kwargs)
+
+    # -------------------------------------------------------------- internals
+
+    def _chat_with_repairs(self, request: ChatRequest, spec: Any, delta: CallStats) -> LLMReply:
+        wants_json = request.json_schema is not None
+        for round_ in range(self.config.json_repairs + 1):
+            done = self._request_with_retries(request, delta)
+            if not wants_json or done.tool_calls:
+                return LLMReply(text=done.text, tool_calls=done.tool_calls, finish_reason=done.finish_reason,
+                                repairs=round_)
+            try:
+                value = extract_json(done.text)
+                checked = validate(value, spec if spec is not None else request.json_schema)
+            except JSONReplyError as exc:
+                delta.invalid_json += 1
+                logger.debug("invalid JSON for %r (round %d): %s", request.purpose, round_, exc)
+                if round_ == self.config.json_repairs:
+                    raise LLMError(f"no valid JSON after {round_ + 1} replies: {exc}", kind="invalid_json",
+                                   last_text=done.text) from None
+                delta.repairs += 1
+                request.messages = [*request.messages, {"role": "assistant", "content": done.text},
+                                    {"role": "user", "content": repair_prompt(str(exc), request.json_schema)}]
+                continue
+            parsed = checked if isinstance(checked, BaseModel) else None
+            data = checked.model_dump(mode="json") if parsed is not None else checked
+            return LLMReply(text=done.text, data=data, parsed=parsed, finish_reason=done.finish_reason,
+                            repairs=round_)
+        raise AssertionError("unreachable")
+
+    def _request_with_retries(self, request: ChatRequest, delta: CallStats) -> Completion:
+        for attempt in range(self.config.max_retries + 1):
+            delta.requests += 1
+            try:
+                with self._slots:
+                    done = self._complete(request)
+            except TransientLLMError as exc:
+                delta.errors[exc.kind] = delta.errors.get(exc.kind, 0) + 1
+                if attempt == self.config.max_retries:
+                    raise LLMError(f"{exc} (gave up after {attempt + 1} requests)", kind=exc.kind) from exc
+                delta.retries += 1
+                pause = min(self.config.backoff_max_s, self.config.backoff_s * (2**attempt))
+                logger.info("%s: %s; retry %d in %.2fs", self.describe(), exc, attempt + 1, pause)
+                time.sleep(pause)
+                continue
+            except LLMError as exc:
+                delta.errors[exc.kind] = delta.errors.get(exc.kind, 0) + 1
+                raise
+            delta.prompt_tokens += done.prompt_tokens
+            delta.completion_tokens += done.completion_tokens
+            return done
+        raise AssertionError("unreachable")
+
+
+def repair_prompt(error: str, schema: dict | None) -> str:
+    """The message sent back after an invalid JSON reply."""
+    text = f"Your reply could not be used: {error}. Reply again with only one JSON value, no prose"
+    if schema and schema != {"type": "object"}:
+        text += f", matching this JSON Schema:\n{json.dumps(schema)}"
+    return text + "."
