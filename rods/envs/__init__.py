@@ -1,0 +1,38 @@
+"""Environments: safe, isolated, executable BFCL tool surfaces for rollouts.
+
+`ToolEnvironment` runs one rollout's calls on its own instances of the BFCL API
+classes; `rods.envs.calls` parses model text into calls without `eval`;
+`rods.envs.schemas` turns BFCL's function docs into OpenAI tool schemas.
+"""
+
+from rods.envs.calls import CallParseError, ToolCall, format_call, parse_call_text, parse_calls, tool_call_from_json
+from rods.envs.environment import (
+    BLOCKED_NAMES,
+    CLASS_MODULES,
+    ERROR_PREFIX,
+    ToolEnvironment,
+    format_result,
+    method_owners,
+    public_state,
+)
+from rods.envs.schemas import function_docs, function_names, task_tool_schemas, tool_schemas
+
+__all__ = [
+    "BLOCKED_NAMES",
+    "CLASS_MODULES",
+    "ERROR_PREFIX",
+    "CallParseError",
+    "ToolCall",
+    "ToolEnvironment",
+    "format_call",
+    "format_result",
+    "function_docs",
+    "function_names",
+    "method_owners",
+    "parse_call_text",
+    "parse_calls",
+    "public_state",
+    "task_tool_schemas",
+    "tool_call_from_json",
+    "tool_schemas",
+]

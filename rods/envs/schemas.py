@@ -1,0 +1,100 @@
+"""Tool schemas: BFCL's function docs and the OpenAI "tools" JSON built from them.
+
+The docs are read from the installed `bfcl-eval` package
+(`data/multi_turn_func_doc/*.json`), never copied into this repository.
+BFCL writes Python-ish types (`dict`, `float`, `tuple`, `any`); they are mapped
+to JSON-schema types the way BFCL's own OpenAI handler does.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
+
+#: API class -> its function-doc file in `data/multi_turn_func_doc/`.
+DOC_FILES = {
+    "GorillaFileSystem": "gorilla_file_system.json",
+    "MathAPI": "math_api.json",
+    "MessageAPI": "message_api.json",
+    "TwitterAPI": "posting_api.json",
+    "TicketAPI": "ticket_api.json",
+    "TradingBot": "trading_bot.json",
+    "TravelAPI": "travel_booking.json",
+    "VehicleControlAPI": "vehicle_control.json",
+}
+
+#: BFCL's type names -> JSON-schema types (BFCL's GORILLA_TO_OPENAPI).
+JSON_TYPES = {
+    "integer": "integer", "number": "number", "float": "number", "string": "string",
+    "boolean": "boolean", "bool": "boolean", "array": "array", "list": "array",
+    "dict": "object", "object": "object", "tuple": "array", "any": "string",
+    "byte": "integer", "short": "integer", "long": "integer", "double": "number",
+    "char": "string", "ArrayList": "array", "Array": "array", "HashMap": "object",
+    "Hashtable": "object", "Queue": "array", "Stack": "array", "Any": "string",
+    "String": "string", "Bigint": "integer",
+}
+
+
+@lru_cache(maxsize=None)
+def _docs() -> dict[str, tuple[dict[str, Any], ...]]:
+    from rods.tasks.bfcl import bfcl_data_dir
+
+    folder = bfcl_data_dir() / "multi_turn_func_doc"
+    out = {}
+    for cls, name in DOC_FILES.items():
+        with (folder / name).open(encoding="utf-8") as fh:
+            out[cls] = tuple(json.loads(line) for line in fh if line.strip())
+    return out
+
+
+def function_docs(classes: Iterable[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Class -> BFCL function docs (deep copies), for the given classes or all eight."""
+    docs = _docs()
+    wanted = list(classes) if classes is not None else list(docs)
+    unknown = [c for c in wanted if c not in docs]
+    if unknown:
+        raise ValueError(f"unknown API class(es) {unknown}; expected some of {sorted(docs)}")
+    return {c: copy.deepcopy(list(docs[c])) for c in wanted}
+
+
+def function_names(classes: Iterable[str]) -> list[str]:
+    """The documented function names of the given classes, in doc order."""
+    return [doc["name"] for docs in function_docs(classes).values() for doc in docs]
+
+
+def _to_json_schema(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        out = {k: _to_json_schema(v) for k, v in schema.items() if k not in ("type", "properties")}
+        if "type" in schema:
+            out["type"] = JSON_TYPES.get(schema["type"], schema["type"]) if isinstance(schema["type"], str) else schema["type"]
+        if "properties" in schema:
+            out["properties"] = {name: _to_json_schema(p) for name, p in schema["properties"].items()}
+        return out
+    if isinstance(schema, list):
+        return [_to_json_schema(s) for s in schema]
+    return schema
+
+
+def tool_schema(doc: dict[str, Any]) -> dict[str, Any]:
+    """One BFCL function doc as an OpenAI tool (`{"type": "function", "function": {...}}`)."""
+    params = _to_json_schema(doc.get("parameters", {"type": "dict", "properties": {}}))
+    params["type"] = "object"
+    params.setdefault("properties", {})
+    return {
+        "type": "function",
+        "function": {"name": doc["name"], "description": doc.get("description", ""), "parameters": params},
+    }
+
+
+def tool_schemas(classes: Iterable[str], exclude: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """OpenAI tools for the functions of `classes`, minus `exclude` (e.g. held-out functions)."""
+    skip = set(exclude)
+    return [tool_schema(doc) for docs in function_docs(classes).values() for doc in docs if doc["name"] not in skip]
+
+
+def task_tool_schemas(task: Any, turn: int = 0) -> list[dict[str, Any]]:
+    """The tools a model sees at `turn` of a task: its classes' functions minus those still held out."""
+    return tool_schemas(task.involved_classes, exclude=task.held_out_functions(turn))
