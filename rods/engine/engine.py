@@ -1,0 +1,645 @@
+"""`DataEngine`: the trainer-agnostic facade over ledger, selector and replay pool (DESIGN §3).
+
+The contract (stable; a Ray actor wraps the same method names, so arguments and
+returns are plain, picklable values):
+
+- `observe(step, task_id, rewards)`: the rewards a trainer computed for one
+  group of rollouts of a task; any number of calls per step, from any thread;
+- `select_seeds(step) -> list[Task]`: this step's boundary seeds (sent to the
+  attached synthesis worker, if any); also records the step's metrics;
+- `submit(candidates) -> SubmitResult`: accepted candidates go to the queue and
+  are committed to the store before this returns;
+- `on_epoch_end(step) -> EpochReport`: retire and inject, committed atomically;
+- `active_tasks() -> list[Task]`: what the trainer samples from next epoch.
+
+All public methods take one re-entrant lock; none blocks on synthesis.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rods.engine.config import TASK_TYPES, EngineConfig
+from rods.engine.events import EventLog
+from rods.engine.ledger import RewardLedger, TaskStats, check_rewards
+from rods.engine.pool import ReplayPool, fingerprint
+from rods.engine.select import BoundarySeedSelector
+from rods.engine.store import DB_FILE, EngineStore, write_snapshot
+from rods.engine.zones import ZONES, phi
+from rods.tasks import Task
+
+logger = logging.getLogger(__name__)
+
+STATE_VERSION = 1
+
+
+@dataclass
+class SubmitResult:
+    """Which candidates were accepted into the queue, and why others were not."""
+
+    accepted: list[str] = field(default_factory=list)
+    rejected: dict[str, str] = field(default_factory=dict)
+    dropped: list[str] = field(default_factory=list)  # older candidates pushed out of a full queue
+
+
+@dataclass
+class EpochReport:
+    """What one epoch boundary did."""
+
+    step: int
+    epoch: int
+    injected: list[str] = field(default_factory=list)
+    retired: dict[str, str] = field(default_factory=dict)  # task id -> reason
+    active: int = 0
+    active_synthetic: int = 0
+    queue: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class DataEngine:
+    """Reward-driven boundary detection, seed selection and replay pool.
+
+    Args:
+        config: engine settings (paper defaults when None).
+        seeds: the human seed tasks (never retired).
+        run_dir: directory for `engine.sqlite`, `events.jsonl`, `metrics.jsonl`;
+            None keeps everything in memory. If it already holds an engine
+            state, that state is resumed (the seed ids must match).
+    """
+
+    def __init__(
+        self,
+        config: EngineConfig | None = None,
+        seeds: Iterable[Task] = (),
+        run_dir: str | Path | None = None,
+    ) -> None:
+        self._lock = threading.RLock()
+        self.run_dir = Path(run_dir) if run_dir is not None else None
+        self._store: EngineStore | None = None
+        self._worker = None
+        if self.run_dir is not None:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            self._store = EngineStore(self.run_dir / DB_FILE)
+        self.events = EventLog(self.run_dir)
+        seeds = list(seeds)
+        if self._store is not None and self._store.has_state():
+            self._restore(self._store.load(), config, expected_seed_ids=[t.id for t in seeds] if seeds else None)
+            logger.info("resumed engine state from %s (step %s)", self.run_dir, self._last_step)
+        else:
+            if not seeds:
+                raise ValueError("DataEngine needs the human seed tasks (or a run_dir holding a saved state)")
+            self._fresh(config or EngineConfig(), seeds)
+            if self._store is not None:
+                self._store.write_full(self._full_state())
+
+    # -- construction -------------------------------------------------------------------------
+
+    def _fresh(self, config: EngineConfig, seeds: list[Task]) -> None:
+        self.config = config
+        self.rng = random.Random(config.seed)
+        self.pool = ReplayPool(seeds)
+        self._init_indexes()
+        self._seq = 0
+        self._active_seq: dict[str, int] = {}
+        self._accepted_step: dict[str, int | None] = {}
+        self._entry_step: dict[str, int] = {}
+        self._retired_step: dict[str, int] = {}
+        for task in seeds:
+            self._seq += 1
+            self._active_seq[task.id] = self._seq
+            self._entry_step[task.id] = 0
+            self._activate(task, 0)
+        self._last_step = -1
+        self._epochs = 0
+        self._counters = {"accepted": 0, "rejected": 0, "injected": 0, "retired": 0, "selected": 0}
+        self._seeded_once: set[str] = set()
+
+    def _init_indexes(self) -> None:
+        cfg = self.config
+        self.ledger = RewardLedger(
+            K=cfg.K,
+            alpha_minus=cfg.alpha_minus,
+            alpha_plus=cfg.alpha_plus,
+            min_observations=cfg.min_observations,
+            burn_in_rollouts=cfg.burn_in_rollouts,
+        )
+        self.selector = BoundarySeedSelector(cfg)
+        self._zone_counts = {z: 0 for z in ZONES}
+        self._phi_sum = 0.0
+        self._dirty: set[str] = set()
+        self._step_groups: dict[int, list[int]] = {}  # step -> [groups, informative groups]
+        self._ignored = 0
+
+    def _eligible_seed(self, task: Task) -> bool:
+        if self.config.one_shot:
+            return task.id in self.pool.seed_ids and task.id not in self._seeded_once
+        return task.id in self.pool.seed_ids or self.config.seeds_from_synthetic
+
+    def _activate(self, task: Task, entry_step: int, row: dict[str, Any] | None = None) -> TaskStats:
+        if row is None:
+            stats = self.ledger.add(task.id, task.task_type, task.origin, entry_step)
+        else:
+            stats = self.ledger.load_row(row)
+        self._zone_counts[stats.zone] += 1
+        if stats.zone != "new":
+            self._phi_sum += phi(stats.mean)
+        if self._eligible_seed(task):
+            self.selector.add(task.id, task.task_type)
+            self.selector.update(task.id, stats.zone, stats.mean)
+        return stats
+
+    def _deactivate(self, task_id: str) -> TaskStats:
+        stats = self.ledger.remove(task_id)
+        self._zone_counts[stats.zone] -= 1
+        if stats.zone != "new":
+            self._phi_sum -= phi(stats.mean)
+        self.selector.remove(task_id)
+        self._dirty.discard(task_id)
+        return stats
+
+    @classmethod
+    def resume(cls, run_dir: str | Path, config: EngineConfig | None = None) -> DataEngine:
+        """Reopen the engine saved in `run_dir` (config from the store unless given)."""
+        path = Path(run_dir) / DB_FILE
+        if not path.exists():
+            raise FileNotFoundError(f"no engine state at {path}")
+        return cls(config, (), run_dir)
+
+    load = resume
+
+    # -- the contract ------------------------------------------------------------------------------
+
+    def observe(self, step: int, task_id: str, rewards: Sequence[float]) -> str | None:
+        """Record the rewards of one group of rollouts of `task_id` at `step`.
+
+        Returns the task's zone, or None when the task is no longer active
+        (an observation that arrives after its retirement is counted and ignored).
+        Raises KeyError for an id the engine has never seen, ValueError for bad rewards.
+        """
+        values = check_rewards(task_id, rewards)
+        with self._lock:
+            ledger = self.ledger
+            if task_id not in ledger:
+                if self.pool.knows(task_id):
+                    self._ignored += 1
+                    return None
+                raise KeyError(f"observe: unknown task id {task_id!r} (not in the engine's pool)")
+            stats = ledger.get(task_id)
+            old_zone, old_mean = stats.zone, stats.mean
+            ledger.observe(task_id, step, values)
+            zone = stats.zone
+            if old_zone != zone:
+                self._zone_counts[old_zone] -= 1
+                self._zone_counts[zone] += 1
+            if old_zone != "new":
+                self._phi_sum -= phi(old_mean)
+            if zone != "new":
+                self._phi_sum += phi(stats.mean)
+            self.selector.update(task_id, zone, stats.mean)
+            self._dirty.add(task_id)
+            counts = self._step_groups.get(step)
+            if counts is None:
+                counts = self._step_groups[step] = [0, 0]
+            counts[0] += 1
+            if len(values) > 1 and max(values) != min(values):
+                counts[1] += 1
+            if step > self._last_step:
+                self._last_step = step
+            if (
+                stats.origin == "synthetic"
+                and len(stats.first_rewards) == self.config.burn_in_rollouts
+                and stats.n_rewards - len(values) < self.config.burn_in_rollouts
+            ):
+                self.events.emit(
+                    "first_rewards", step=step, task_id=task_id,
+                    mean=stats.first_mean(self.config.burn_in_rollouts),
+                )
+            return zone
+
+    def select_seeds(self, step: int) -> list[Task]:
+        """This step's boundary seeds (at most M, per-type quotas, exclusion window).
+
+        Records a `select` event and the step's metrics, flushes the ledger every
+        `flush_every_steps` steps, and hands the seeds to the attached worker.
+        """
+        with self._lock:
+            if self.config.one_shot and self._epochs > 0:
+                ids: list[str] = []
+            else:
+                ids = self.selector.select(step, self.rng)
+            if self.config.one_shot:
+                for tid in ids:
+                    self._seeded_once.add(tid)
+                    self.selector.remove(tid)
+            if step > self._last_step:
+                self._last_step = step
+            seeds = [self.pool.active[tid] for tid in ids]
+            self._counters["selected"] += len(ids)
+            if ids:
+                self.events.emit(
+                    "select", step=step,
+                    seeds=[
+                        {"task_id": t.id, "type": t.task_type, "mean": round(self.ledger.get(t.id).mean, 6),
+                         "phi": round(phi(self.ledger.get(t.id).mean), 6)}
+                        for t in seeds
+                    ],
+                )
+            self.events.record_metrics(self.metrics(step))
+            every = self.config.flush_every_steps
+            if self._store is not None and every and step % every == 0:
+                self._flush()
+            self.events.flush()
+            worker = self._worker
+        if worker is not None and seeds:
+            worker.submit(seeds, step)
+        return seeds
+
+    def submit(self, candidates: Sequence[Task | dict], step: int | None = None) -> SubmitResult:
+        """Accept synthesized candidates into the queue (committed before returning).
+
+        A candidate is rejected (with the reason) if it is not synthetic, its id
+        is already known, or its content duplicates a known task.
+        """
+        result = SubmitResult()
+        with self._lock:
+            step = self._last_step if step is None else step
+            rows, accepted, seen = [], [], set()
+            for cand in candidates:
+                try:
+                    task = cand if isinstance(cand, Task) else Task.model_validate(cand)
+                except Exception as err:  # pydantic.ValidationError and friends
+                    cid = cand.get("id", "?") if isinstance(cand, dict) else "?"
+                    result.rejected[str(cid)] = f"invalid task: {err}"
+                    continue
+                fp = fingerprint(task)
+                reason = self.pool.check_candidate(task, fp)
+                if reason is None and (task.id in seen or fp in seen):
+                    reason = "duplicate within this submission"
+                if reason is not None:
+                    result.rejected[task.id] = reason
+                    continue
+                seen.update((task.id, fp))
+                self._seq += 1
+                rows.append({
+                    "id": task.id, "seq": self._seq, "origin": task.origin, "fingerprint": fp,
+                    "body": task.model_dump_json(), "accepted_step": step,
+                })
+                accepted.append((task, fp))
+            cap = self.config.queue_capacity
+            overflow = 0 if cap is None else max(0, len(self.pool.queue) + len(accepted) - cap)
+            dropped_queue = list(self.pool.queue)[: min(overflow, len(self.pool.queue))]
+            dropped_new = max(0, overflow - len(dropped_queue))
+            if dropped_new:  # the queue is smaller than the overflow: the oldest new ones go too
+                for task, _ in accepted[:dropped_new]:
+                    result.dropped.append(task.id)
+            dropped = [(tid, step) for tid in dropped_queue] + [(tid, step) for tid in result.dropped]
+            self._counters["accepted"] += len(accepted)
+            self._counters["rejected"] += len(result.rejected)
+            if self._store is not None and (rows or dropped):
+                self._store.add_candidates(rows, dropped, self._meta())
+            for task, fp in accepted:
+                self.pool.enqueue(task, fp)
+                self._accepted_step[task.id] = step
+                result.accepted.append(task.id)
+            for tid in dropped_queue:
+                self.pool.queue.pop(tid)
+                self.pool.retired[tid] = "queue_overflow"
+                self._retired_step[tid] = step
+            for tid in result.dropped:
+                self.pool.queue.pop(tid)
+                self.pool.retired[tid] = "queue_overflow"
+                self._retired_step[tid] = step
+            result.dropped = dropped_queue + result.dropped
+            self.events.emit(
+                "submit", step=step, accepted=result.accepted, rejected=result.rejected, dropped=result.dropped
+            )
+        return result
+
+    def on_epoch_end(self, step: int) -> EpochReport:
+        """Retire, then inject (at most `max_injection_fraction` of the active pool), atomically."""
+        with self._lock:
+            plan = self.pool.plan_epoch(step, self.ledger, self.config)
+            inject_seq = []
+            seq = self._seq
+            for tid in plan.inject:
+                seq += 1
+                inject_seq.append((tid, seq))
+            if self._store is not None:
+                rows = [self.ledger.get(t).to_row() for t in self._dirty if t not in plan.retire]
+                rows += [
+                    {"task_id": tid, "task_type": self.pool.queue[tid].task_type, "origin": "synthetic",
+                     "entry_step": step, "rewards": [], "n_groups": 0, "n_rewards": 0, "last_step": None,
+                     "first_rewards": []}
+                    for tid in plan.inject
+                ]
+                excl = {t: u for t, u in self.selector.excluded_until.items() if t not in plan.retire}
+                self._store.commit_epoch(
+                    step, plan.retire, inject_seq, rows, excl,
+                    self._meta(epochs=self._epochs + 1, seq=seq, last_step=max(self._last_step, step)),
+                )
+            # -- the decisions are durable: apply them
+            self._seq = seq
+            for tid, reason in plan.retire.items():
+                stats = self._deactivate(tid)
+                self._retired_step[tid] = step
+                self._active_seq.pop(tid, None)
+                self.events.emit(
+                    "retire", step=step, task_id=tid, reason=reason, mean=round(stats.mean, 6),
+                    variance=round(stats.variance, 6), n_rewards=stats.n_rewards,
+                )
+            injected = self.pool.apply(plan)
+            for (tid, s), task in zip(inject_seq, injected):
+                self._active_seq[tid] = s
+                self._entry_step[tid] = step
+                self._activate(task, step)
+                self.events.emit(
+                    "inject", step=step, task_id=tid, type=task.task_type,
+                    parent_id=task.provenance.parent_id, generation=task.provenance.generation,
+                )
+            self._dirty.clear()
+            self._epochs += 1
+            self._last_step = max(self._last_step, step)
+            self._counters["injected"] += len(plan.inject)
+            self._counters["retired"] += len(plan.retire)
+            report = EpochReport(
+                step=step, epoch=self._epochs, injected=list(plan.inject), retired=dict(plan.retire),
+                active=len(self.pool.active), active_synthetic=self.pool.n_synthetic_active,
+                queue=len(self.pool.queue),
+            )
+            reasons: dict[str, int] = {}
+            for r in plan.retire.values():
+                reasons[r] = reasons.get(r, 0) + 1
+            self.events.emit("epoch_end", step=step, epoch=self._epochs, injected=len(plan.inject),
+                             retired=reasons, active=report.active, queue=report.queue)
+            metrics = self.metrics(step)
+            metrics["epoch_end"] = True
+            self.events.record_metrics(metrics)
+            self.events.flush()
+        return report
+
+    def active_tasks(self) -> list[Task]:
+        """The active pool: human seeds first, then synthesized tasks in injection order."""
+        with self._lock:
+            return list(self.pool.active.values())
+
+    def active_ids(self) -> list[str]:
+        with self._lock:
+            return list(self.pool.active)
+
+    def queued_tasks(self) -> list[Task]:
+        with self._lock:
+            return list(self.pool.queue.values())
+
+    def task(self, task_id: str) -> Task:
+        """Any task the engine knows (active, queued, or retired when a store is attached)."""
+        with self._lock:
+            task = self.pool.active.get(task_id) or self.pool.queue.get(task_id)
+            if task is not None:
+                return task
+            if self._store is not None:
+                body = self._store.task_body(task_id)
+                if body is not None:
+                    return Task.model_validate_json(body)
+        raise KeyError(f"unknown task id {task_id!r}")
+
+    def status(self, task_id: str) -> str | None:
+        """'active', 'queued', 'retired' or None."""
+        with self._lock:
+            return self.pool.status(task_id)
+
+    def retired(self) -> dict[str, str]:
+        """Every retired task id with its reason."""
+        with self._lock:
+            return dict(self.pool.retired)
+
+    def stats(self, task_id: str) -> dict[str, Any]:
+        """The ledger entry of an active task, with mean, variance, zone and φ."""
+        with self._lock:
+            s = self.ledger.get(task_id)
+            row = s.to_row()
+            row.update(mean=s.mean, variance=s.variance, zone=s.zone, phi=phi(s.mean))
+            return row
+
+    def zone(self, task_id: str) -> str:
+        with self._lock:
+            return self.ledger.get(task_id).zone
+
+    def metrics(self, step: int) -> dict[str, Any]:
+        """Per-step metrics: zones, pool by origin, queue, informative fraction, mean φ."""
+        with self._lock:
+            groups, informative = self._step_groups.get(step, (0, 0))
+            for old in [s for s in self._step_groups if s < step - 64]:
+                del self._step_groups[old]
+            classified = len(self.ledger) - self._zone_counts["new"]
+            return {
+                "step": step,
+                "epoch": self._epochs,
+                "zones": dict(self._zone_counts),
+                "boundary_by_type": {t: self.selector.boundary_count(t) for t in TASK_TYPES},
+                "active": len(self.pool.active),
+                "active_seed": len(self.pool.active) - self.pool.n_synthetic_active,
+                "active_synthetic": self.pool.n_synthetic_active,
+                "queue": len(self.pool.queue),
+                "retired": len(self.pool.retired),
+                "groups": groups,
+                "informative_fraction": (informative / groups) if groups else None,
+                "mean_phi": (self._phi_sum / classified) if classified else None,
+                "ignored_observations": self._ignored,
+                **{f"total_{k}": v for k, v in self._counters.items()},
+            }
+
+    # -- synthesis worker ----------------------------------------------------------------------------
+
+    def attach_worker(self, worker) -> None:
+        """Send each step's seeds to `worker`; its candidates come back through `submit`."""
+        with self._lock:
+            self._worker = worker
+        worker.set_sink(self.submit)
+
+    # -- persistence -----------------------------------------------------------------------------
+
+    def _meta(self, **override: Any) -> dict[str, Any]:
+        meta = {
+            "version": STATE_VERSION,
+            "config": self.config.to_dict(),
+            "rng": _rng_to_json(self.rng.getstate()),
+            "seq": self._seq,
+            "last_step": self._last_step,
+            "epochs": self._epochs,
+            "counters": dict(self._counters),
+            "seeded_once": sorted(self._seeded_once),
+        }
+        meta.update(override)
+        return meta
+
+    def _flush(self) -> None:
+        rows = [self.ledger.get(t).to_row() for t in self._dirty]
+        self._store.flush(rows, dict(self.selector.excluded_until), self._meta())
+        self._dirty.clear()
+
+    def flush(self) -> None:
+        """Persist observations and exclusions now (no-op without a run_dir)."""
+        with self._lock:
+            if self._store is not None:
+                self._flush()
+            self.events.flush()
+
+    def _full_state(self) -> dict[str, Any]:
+        tasks = []
+        for status, source in (("active", self.pool.active), ("queued", self.pool.queue)):
+            for tid, task in source.items():
+                tasks.append({
+                    "id": tid, "seq": len(tasks) + 1,
+                    "status": status, "origin": task.origin, "fingerprint": fingerprint(task),
+                    "body": task.model_dump_json(), "accepted_step": self._accepted_step.get(tid),
+                    "active_seq": self._active_seq.get(tid), "entry_step": self._entry_step.get(tid),
+                    "retired_step": None, "reason": None,
+                })
+        return {
+            "tasks": tasks,
+            "ledger": [s.to_row() for s in self.ledger],
+            "exclusions": dict(self.selector.excluded_until),
+            "meta": self._meta(),
+        }
+
+    def save(self, path: str | Path | None = None) -> Path | None:
+        """Persist the whole state atomically.
+
+        Without `path`, flushes everything into this engine's own store. With
+        `path` (a directory or a `.sqlite` file), writes a complete snapshot
+        there via a temp file and rename (retired tasks included when this
+        engine has a store to copy them from).
+        """
+        with self._lock:
+            if path is None:
+                if self._store is None:
+                    raise ValueError("save() needs a path for an engine without a run_dir")
+                self._dirty = {s.task_id for s in self.ledger}
+                self._flush()
+                self.events.flush()
+                return self._store.path
+            target = Path(path)
+            if target.suffix != ".sqlite":
+                target = target / DB_FILE
+            if self._store is not None and target.resolve() == self._store.path.resolve():
+                return self.save()
+            state = self._full_state()
+            if self._store is not None:
+                self._flush()
+                retired = [t for t in self._store.load()["tasks"] if t["status"] == "retired"]
+                state["tasks"] += retired
+            else:
+                state["tasks"] += [self._retired_stub(tid, r) for tid, r in self.pool.retired.items()]
+            for i, row in enumerate(state["tasks"], 1):
+                row["seq"] = i
+            write_snapshot(target, state)
+            return target
+
+    def _retired_stub(self, tid: str, reason: str) -> dict[str, Any]:
+        # Without a store the retired task's body is no longer in memory; keep its id and reason.
+        return {"id": tid, "seq": 0, "status": "retired", "origin": "synthetic", "fingerprint": "",
+                "body": "null", "accepted_step": self._accepted_step.get(tid), "active_seq": None,
+                "entry_step": self._entry_step.get(tid), "retired_step": self._retired_step.get(tid),
+                "reason": reason}
+
+    def _restore(self, state: dict[str, Any], config: EngineConfig | None, expected_seed_ids: list[str] | None) -> None:
+        meta = state["meta"]
+        if meta.get("version") != STATE_VERSION:
+            raise ValueError(f"engine state version {meta.get('version')!r} is not {STATE_VERSION}")
+        stored_config = EngineConfig.from_dict(meta["config"])
+        if config is not None and config != stored_config:
+            logger.warning("resuming with a config that differs from the stored one; using the new one")
+        self.config = config or stored_config
+        rows = state["tasks"]
+        active = sorted((r for r in rows if r["status"] == "active"), key=lambda r: r["active_seq"] or 0)
+        seeds = [Task.model_validate_json(r["body"]) for r in active if r["origin"] == "seed"]
+        if expected_seed_ids is not None and sorted(expected_seed_ids) != sorted(t.id for t in seeds):
+            raise ValueError(f"the seeds given do not match the seeds stored in {self.run_dir}")
+        self.rng = random.Random()
+        self.rng.setstate(_rng_from_json(meta["rng"]))
+        self.pool = ReplayPool([])
+        self._init_indexes()
+        self._seq = int(meta["seq"])
+        self._last_step = int(meta["last_step"])
+        self._epochs = int(meta["epochs"])
+        self._counters = dict(meta["counters"])
+        self._seeded_once = set(meta.get("seeded_once", []))
+        self._active_seq, self._accepted_step, self._entry_step, self._retired_step = {}, {}, {}, {}
+        ledger_rows = state["ledger"]
+        seed_ids = {r["id"] for r in rows if r["origin"] == "seed"}
+        self.pool.seed_ids = seed_ids
+        for r in rows:
+            tid = r["id"]
+            self._accepted_step[tid] = r["accepted_step"]
+            if r["fingerprint"]:
+                self.pool.fingerprints.setdefault(r["fingerprint"], tid)
+            if r["status"] == "retired":
+                self.pool.retired[tid] = r["reason"]
+                self._retired_step[tid] = r["retired_step"]
+            elif r["status"] == "queued":
+                self.pool.queue[tid] = Task.model_validate_json(r["body"])
+        for r in active:
+            tid = r["id"]
+            task = Task.model_validate_json(r["body"])
+            self.pool.active[tid] = task
+            if tid not in seed_ids:
+                self.pool.n_synthetic_active += 1
+            self._active_seq[tid] = r["active_seq"]
+            self._entry_step[tid] = r["entry_step"] if r["entry_step"] is not None else 0
+            row = ledger_rows.get(tid)
+            self._activate(task, self._entry_step[tid], row)
+        self.selector.restore_exclusions(state["exclusions"])
+
+    def state_dict(self) -> dict[str, Any]:
+        """A canonical, JSON-able view of the whole decision state (for equality checks)."""
+        with self._lock:
+            return {
+                "config": self.config.to_dict(),
+                "active": list(self.pool.active),
+                "queue": list(self.pool.queue),
+                "retired": dict(sorted(self.pool.retired.items())),
+                "ledger": sorted((s.to_row() for s in self.ledger), key=lambda r: r["task_id"]),
+                "exclusions": dict(sorted(self.selector.excluded_until.items())),
+                "rng": _rng_to_json(self.rng.getstate()),
+                "epochs": self._epochs,
+                "seeded_once": sorted(self._seeded_once),
+            }
+
+    def close(self) -> None:
+        """Flush, stop the worker (without waiting) and close the store."""
+        with self._lock:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.set_sink(None)
+            worker.close(wait=False)
+        with self._lock:
+            if self._store is not None:
+                self._flush()
+                self.events.flush()
+                self._store.close()
+                self._store = None
+
+    def __enter__(self) -> DataEngine:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _rng_to_json(state: tuple) -> list:
+    version, internal, gauss = state
+    return [version, list(internal), gauss]
+
+
+def _rng_from_json(data: list) -> tuple:
+    version, internal, gauss = data
+    return (version, tuple(internal), gauss)

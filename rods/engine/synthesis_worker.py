@@ -1,0 +1,138 @@
+"""Asynchronous synthesis: seeds go in, candidate tasks come out later (DESIGN §3).
+
+Training never waits for synthesis. A worker takes seed batches with `submit`
+and returns at once; finished candidates are handed to a *sink* (the engine's
+`submit`, set by `DataEngine.attach_worker`) as soon as each batch is done, or
+collected with `collect()` when no sink is set. Failures are logged and
+counted, never raised into the trainer.
+
+`PoolSynthesisWorker` runs any callable `synthesize(seeds: list[Task]) ->
+list[Task]` on a thread pool (default: LLM-bound work waits on I/O) or a
+process pool (CPU-bound work; the callable must then be picklable, i.e. a
+module-level function).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from typing import Any, Protocol
+
+from rods.tasks import Task
+
+logger = logging.getLogger(__name__)
+
+Synthesize = Callable[[list[Task]], list[Task]]
+Sink = Callable[[list[Task]], Any]
+
+
+class SynthesisWorker(Protocol):
+    """What the engine needs from a synthesis worker."""
+
+    def submit(self, seeds: Sequence[Task], step: int | None = None) -> None: ...
+
+    def collect(self) -> list[Task]: ...
+
+    def set_sink(self, sink: Sink | None) -> None: ...
+
+    def close(self, wait: bool = True) -> None: ...
+
+
+class PoolSynthesisWorker:
+    """Runs `synthesize` on seed batches in a thread or process pool.
+
+    Args:
+        synthesize: seeds -> accepted candidate tasks (already verified).
+        max_workers: concurrent batches.
+        kind: "thread" or "process".
+        batch_size: seeds per call of `synthesize` (None: all seeds of a step together).
+    """
+
+    def __init__(
+        self,
+        synthesize: Synthesize,
+        *,
+        max_workers: int = 1,
+        kind: str = "thread",
+        batch_size: int | None = None,
+    ) -> None:
+        if kind not in ("thread", "process"):
+            raise ValueError(f"kind must be 'thread' or 'process', got {kind!r}")
+        if batch_size is not None and batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1 or None, got {batch_size}")
+        self._synthesize = synthesize
+        self._batch_size = batch_size
+        self._executor: Executor = (
+            ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="rods-synth")
+            if kind == "thread"
+            else ProcessPoolExecutor(max_workers=max_workers)
+        )
+        self._lock = threading.Lock()
+        self._sink: Sink | None = None
+        self._done: list[Task] = []
+        self._pending: set[Future] = set()
+        self.submitted_seeds = 0
+        self.produced = 0
+        self.failures = 0
+
+    def set_sink(self, sink: Sink | None) -> None:
+        """Where finished candidates go (e.g. `engine.submit`); None buffers them for `collect`."""
+        with self._lock:
+            self._sink = sink
+            buffered, self._done = self._done, []
+        if sink is not None and buffered:
+            sink(buffered)
+
+    def submit(self, seeds: Sequence[Task], step: int | None = None) -> None:
+        """Queue seeds for synthesis; returns immediately."""
+        seeds = list(seeds)
+        if not seeds:
+            return
+        size = self._batch_size or len(seeds)
+        for i in range(0, len(seeds), size):
+            batch = seeds[i : i + size]
+            future = self._executor.submit(self._synthesize, batch)
+            with self._lock:
+                self._pending.add(future)
+                self.submitted_seeds += len(batch)
+            future.add_done_callback(self._finished)
+
+    def _finished(self, future: Future) -> None:
+        with self._lock:
+            self._pending.discard(future)
+        try:
+            tasks = list(future.result())
+        except Exception:  # a failed batch must not reach the trainer
+            with self._lock:
+                self.failures += 1
+            logger.exception("synthesis batch failed")
+            return
+        with self._lock:
+            self.produced += len(tasks)
+            sink = self._sink
+            if sink is None:
+                self._done.extend(tasks)
+                return
+        try:
+            sink(tasks)
+        except Exception:
+            with self._lock:
+                self.failures += 1
+            logger.exception("could not hand %d synthesized tasks to the sink", len(tasks))
+
+    def collect(self) -> list[Task]:
+        """Candidates finished so far (only when no sink is set)."""
+        with self._lock:
+            out, self._done = self._done, []
+        return out
+
+    @property
+    def pending(self) -> int:
+        """Batches submitted but not finished."""
+        with self._lock:
+            return len(self._pending)
+
+    def close(self, wait: bool = True) -> None:
+        self._executor.shutdown(wait=wait, cancel_futures=not wait)
