@@ -354,6 +354,13 @@ class LLMBackend(ABC):
         raise AssertionError("unreachable")
 
 
+def json_instruction(schema: dict) -> str:
+    """Prompt text asking for JSON, for backends that cannot constrain decoding."""
+    if schema == {"type": "object"}:
+        return "Answer with only one JSON object, no prose."
+    return f"Answer with only one JSON value, no prose, matching this JSON Schema:\n{json.dumps(schema)}"
+
+
 def repair_prompt(error: str, schema: dict | None) -> str:
     """The message sent back after an invalid JSON reply."""
     text = f"Your reply could not be used: {error}. Reply again with only one JSON value, no prose"

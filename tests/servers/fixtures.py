@@ -1,0 +1,40 @@
+"""Pytest fixtures for the test servers (registered in ``tests/conftest.py``).
+
+* ``scripted_openai_server``: a fresh :class:`ScriptedOpenAIServer` per test;
+  ``.base_url``, ``.script([...])``, ``.requests``, ``.max_in_flight``.
+* ``llama_server``: one llama.cpp OpenAI-compatible server per session serving
+  the embedded SmolLM2 GGUF; yields its base URL (model name: ``MODEL_ALIAS``).
+  Skipped, with the reason, when llama-cpp-python is not installed
+  (``make llama`` builds it; ``make test`` does so first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from servers.llama import MODEL_ALIAS, LlamaServer, llama_cpp_available
+from servers.openai_scripted import ScriptedOpenAIServer
+
+__all__ = ["MODEL_ALIAS", "llama_server", "scripted_openai_server"]
+
+
+@pytest.fixture
+def scripted_openai_server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def llama_server() -> Iterator[str]:
+    if not llama_cpp_available():
+        pytest.skip("llama-cpp-python[server] is not installed (run `make llama`)")
+    from rods.llm.embedded import embedded_gguf_path
+
+    try:
+        model = embedded_gguf_path()
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+    with LlamaServer(model) as server:
+        yield server.base_url

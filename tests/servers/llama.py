@@ -1,0 +1,101 @@
+"""llama.cpp's OpenAI-compatible server serving the embedded GGUF, for tests.
+
+Starts ``python -m llama_cpp.server`` as a subprocess on a free 127.0.0.1
+port, waits until ``/v1/models`` answers, and stops it (terminate, then kill)
+at the end. The server's output goes to a log file whose tail is shown when
+start-up fails.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+#: The name the server gives the model (``--model_alias``).
+MODEL_ALIAS = "smollm2-135m"
+
+
+def llama_cpp_available() -> bool:
+    """True when llama-cpp-python with its server extra is installed."""
+    return all(importlib.util.find_spec(m) is not None for m in ("llama_cpp", "uvicorn", "fastapi"))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LlamaServer:
+    """One llama.cpp server process; ``base_url`` is ready once :meth:`start` returns."""
+
+    def __init__(self, model: Path, *, n_ctx: int = 4096, n_threads: int = 2, startup_timeout_s: float = 120.0):
+        self.model = Path(model)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.startup_timeout_s = startup_timeout_s
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log", delete=False)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(self.model),
+            "--model_alias", MODEL_ALIAS,
+            "--host", "127.0.0.1",
+            "--port", str(self.port),
+            "--n_ctx", str(self.n_ctx),
+            "--n_threads", str(self.n_threads),
+            "--verbose", "False",
+        ]
+
+    def start(self) -> LlamaServer:
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.proc = subprocess.Popen(self.command(), stdout=self._log, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + self.startup_timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"llama.cpp server exited with code {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as resp:
+                    if resp.status == 200 and json.load(resp).get("data"):
+                        return self
+            except (urllib.error.URLError, ConnectionError, TimeoutError, json.JSONDecodeError):
+                pass
+            time.sleep(0.5)
+        self.stop()
+        raise RuntimeError(f"llama.cpp server not ready after {self.startup_timeout_s}s:\n{self.log_tail()}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        self.proc = None
+
+    def log_tail(self, chars: int = 3000) -> str:
+        self._log.flush()
+        return Path(self._log.name).read_text(errors="replace")[-chars:]
+
+    def __enter__(self) -> LlamaServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

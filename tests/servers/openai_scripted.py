@@ -1,0 +1,205 @@
+"""A scripted OpenAI chat-completions server over real HTTP, for tests.
+
+It listens on 127.0.0.1 (a free port) in a background thread and answers each
+``POST /v1/chat/completions`` with the next entry of its script, so a test can
+make an endpoint misbehave exactly as it wants: malformed JSON, a stall past
+the client's timeout, HTTP 5xx, tool calls, function names that do not exist.
+
+A script entry is a dict (or a callable ``f(request_body) -> dict``):
+
+* ``{"content": "text"}``: a normal reply with that message content;
+* ``{"json": value}``: content ``json.dumps(value)``;
+* ``{"tool_calls": [{"name": "f", "arguments": {...} | "raw"}], "content": None}``;
+* ``{"status": 503, "body": {...} | "text"}``: an HTTP error (default body: an OpenAI error object);
+* ``{"raw": "bytes that are not JSON"}``: a 200 response with a broken body;
+* any entry may add ``"sleep": seconds`` (stall first), ``"usage": {...}``,
+  ``"finish_reason": "..."``.
+
+When the script runs out the server answers with ``default`` (set by
+:meth:`ScriptedOpenAIServer.script`), or HTTP 500 "script exhausted".
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+Entry = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class ScriptedOpenAIServer:
+    """The server; use as a context manager or call :meth:`start` / :meth:`stop`.
+
+    Attributes:
+        base_url: ``http://127.0.0.1:PORT/v1``, ready for ``openai.OpenAI(base_url=...)``.
+        requests: the JSON bodies received, in arrival order.
+        max_in_flight: the most chat requests the server was handling at once.
+    """
+
+    def __init__(self, model: str = "scripted-model"):
+        self.model = model
+        self.requests: list[dict[str, Any]] = []
+        self.max_in_flight = 0
+        self._in_flight = 0
+        self._queue: deque[Entry] = deque()
+        self._default: Entry | None = None
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------- control
+
+    def script(self, responses: list[Entry], default: Entry | None = None) -> ScriptedOpenAIServer:
+        """Replace the script: answer the next requests with ``responses`` in order."""
+        with self._lock:
+            self._queue = deque(responses)
+            self._default = default
+        return self
+
+    @property
+    def remaining(self) -> int:
+        """Script entries not yet served."""
+        with self._lock:
+            return len(self._queue)
+
+    def start(self) -> ScriptedOpenAIServer:
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-openai", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> ScriptedOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "server not started"
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # ------------------------------------------------------------ internals
+
+    def _next(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            self.requests.append(body)
+            entry = self._queue.popleft() if self._queue else self._default
+        if entry is None:
+            return {"status": 500, "body": _error("scripted server: script exhausted")}
+        return entry(body) if callable(entry) else entry
+
+    def _enter(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+
+def completion_body(entry: dict[str, Any], model: str) -> dict[str, Any]:
+    """The chat.completion JSON for a success entry."""
+    message: dict[str, Any] = {"role": "assistant", "content": entry.get("content")}
+    if "json" in entry:
+        message["content"] = json.dumps(entry["json"])
+    finish = entry.get("finish_reason", "stop")
+    if entry.get("tool_calls"):
+        message["tool_calls"] = [
+            {
+                "id": call.get("id", f"call_{i}"),
+                "type": "function",
+                "function": {
+                    "name": call["name"],
+                    "arguments": call["arguments"] if isinstance(call.get("arguments"), str)
+                    else json.dumps(call.get("arguments", {})),
+                },
+            }
+            for i, call in enumerate(entry["tool_calls"])
+        ]
+        finish = entry.get("finish_reason", "tool_calls")
+    content = message["content"] or ""
+    usage = entry.get("usage") or {"prompt_tokens": 10, "completion_tokens": max(1, len(content) // 4)}
+    usage.setdefault("total_tokens", usage["prompt_tokens"] + usage["completion_tokens"])
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": usage,
+    }
+
+
+def _error(message: str, kind: str = "server_error") -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:  # keep test output quiet
+            pass
+
+        def _send(self, status: int, payload: bytes, content_type: str = "application/json") -> None:
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (timeout): nothing to answer
+
+        def do_GET(self) -> None:  # noqa: N802
+            if self.path.rstrip("/").endswith("/models"):
+                body = {"object": "list", "data": [{"id": server.model, "object": "model", "owned_by": "rods"}]}
+                self._send(200, json.dumps(body).encode())
+            else:
+                self._send(404, json.dumps(_error(f"no route {self.path}", "not_found")).encode())
+
+        def do_POST(self) -> None:  # noqa: N802
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                self._send(404, json.dumps(_error(f"no route {self.path}", "not_found")).encode())
+                return
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                self._send(400, json.dumps(_error("request body is not JSON", "invalid_request_error")).encode())
+                return
+            server._enter()
+            try:
+                entry = server._next(body)
+                if entry.get("sleep"):
+                    time.sleep(float(entry["sleep"]))
+                if "status" in entry:
+                    payload = entry.get("body", _error(f"scripted HTTP {entry['status']}"))
+                    data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                    self._send(int(entry["status"]), data)
+                elif "raw" in entry:
+                    self._send(200, str(entry["raw"]).encode())
+                else:
+                    self._send(200, json.dumps(completion_body(entry, body.get("model", server.model))).encode())
+            finally:
+                server._leave()
+
+    return Handler
