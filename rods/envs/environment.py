@@ -33,7 +33,7 @@ import importlib
 import inspect
 import json
 import logging
-import random
+import pickle
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -109,31 +109,43 @@ def load_instances(initial_config: Mapping[str, Any], involved_classes: Iterable
         instance = api_class(cls)()
         if cls not in STATELESS_CLASSES:
             instance._load_scenario(copy.deepcopy(dict(initial_config.get(cls, {}))), long_context=long_context)
-        # Own every attribute: cut references into BFCL's module-level tables.
-        instance.__dict__ = copy.deepcopy(instance.__dict__, _random_memo([instance]))
         instances[cls] = instance
-    return instances
+    # Own every attribute: cut references into BFCL's module-level tables.
+    return copy_instances(instances)
 
 
 def copy_instances(instances: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy of a set of instances (shared references stay shared)."""
-    return copy.deepcopy(instances, _random_memo(instances.values()))
+    """A deep copy of a set of instances (shared references stay shared).
 
-
-def _random_memo(instances: Iterable[Any]) -> dict[int, Any]:
-    """A deepcopy memo that copies each instance's seeded `random.Random` the fast way.
-
-    `deepcopy` of a `Random` goes through its 625-word state in Python (~350 us);
-    `getstate`/`setstate` does the same in C (~25 us).
+    A pickle round trip: the same result as `copy.deepcopy` for these plain
+    data objects, about 3x faster (deepcopy walks a seeded `random.Random`'s
+    625-word state in Python).
     """
-    memo: dict[int, Any] = {}
-    for instance in instances:
-        for value in vars(instance).values():
-            if type(value) is random.Random:
-                twin = random.Random()
-                twin.setstate(value.getstate())
-                memo[id(value)] = twin
-    return memo
+    return pickle.loads(freeze_instances(instances))
+
+
+def freeze_instances(instances: dict[str, Any]) -> bytes:
+    """The instances as bytes, to be thawed into independent copies by `pickle.loads`."""
+    try:
+        return pickle.dumps(instances, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError) as err:
+        raise RuntimeError(f"environment state cannot be copied: {err}") from err
+
+
+class EnvTemplate:
+    """A frozen environment state that spawns independent environments cheaply."""
+
+    def __init__(self, env: ToolEnvironment):
+        self._blob = freeze_instances(env.instances)
+        self.involved_classes = list(env.involved_classes)
+        self.long_context = env.long_context
+        self._owners = dict(env._owners)
+
+    def spawn(self) -> ToolEnvironment:
+        """A new environment in the frozen state."""
+        return ToolEnvironment._from_instances(
+            pickle.loads(self._blob), list(self.involved_classes), self.long_context, self._owners
+        )
 
 
 class ToolEnvironment:
@@ -176,7 +188,11 @@ class ToolEnvironment:
 
     def fork(self) -> ToolEnvironment:
         """An independent deep copy of this environment in its current state."""
-        return self._from_instances(copy_instances(self.instances), self.involved_classes, self.long_context, self._owners)
+        return self._from_instances(copy_instances(self.instances), list(self.involved_classes), self.long_context, self._owners)
+
+    def freeze(self) -> EnvTemplate:
+        """This environment's current state as a template that spawns independent copies."""
+        return EnvTemplate(self)
 
     # -- the tool surface ----------------------------------------------------
 

@@ -1,0 +1,194 @@
+"""The progress reward RP and the binary reward (DESIGN §2), per turn and per rollout.
+
+Per turn t (model and ground truth executed cumulatively on separate envs):
+
+* `r_state` = 1 iff every public attribute of every involved instance equals
+  the ground truth's (BFCL `state_checker`);
+* `r_exec` = 1 iff the ground-truth turn's results are a multiset subset of all
+  the model's results so far (BFCL `response_checker`);
+* a turn with non-empty ground truth and an empty model response (BFCL's
+  `is_empty_execute_response`: no step, or one step without calls) fails:
+  `exec_pass` is False (`state_pass` is still reported);
+* a turn with empty ground truth has `r_exec` = 1 and `r_state` as computed.
+
+RP = mean over the task's N turns of r_state * r_exec; binary = 1 iff every
+turn with non-empty ground truth passes, which is BFCL's `valid`. Unlike BFCL's
+checker, every turn is scored, not only those up to the first failure. A
+trajectory with fewer turns than the task (BFCL: "force-terminated") gets
+binary 0; its missing turns are reported as `None` and count 0 in RP.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rods.envs import ToolEnvironment
+from rods.reward.ground_truth import GroundTruth, ground_truth_for
+from rods.tasks.model import Task
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class TurnVerdict:
+    """One turn's verdict."""
+
+    turn: int
+    state_pass: bool
+    exec_pass: bool
+    #: Whether BFCL checks this turn (non-empty ground truth).
+    checked: bool
+    #: Whether the model's response counted as empty (BFCL's rule).
+    empty: bool
+
+    @property
+    def passed(self) -> bool:
+        return self.state_pass and self.exec_pass
+
+    @property
+    def reward(self) -> float:
+        """r_state * r_exec."""
+        return 1.0 if self.passed else 0.0
+
+
+@dataclass(frozen=True)
+class RewardResult:
+    """A rollout's reward: per-turn verdicts (None where a turn was not played), RP and binary."""
+
+    state_pass: list[bool | None]
+    exec_pass: list[bool | None]
+    progress: float
+    binary: int
+    turns: tuple[TurnVerdict, ...] = ()
+
+    def to_json(self, task_id: str) -> dict[str, Any]:
+        """The line `rods reward` writes for this rollout."""
+        return {
+            "task_id": task_id,
+            "state_pass": self.state_pass,
+            "exec_pass": self.exec_pass,
+            "progress": self.progress,
+            "binary": self.binary,
+        }
+
+
+def is_empty_response(steps: Sequence[Sequence[Any]]) -> bool:
+    """BFCL's `is_empty_execute_response`: no step at all, or a single step without calls."""
+    return len(steps) == 0 or (len(steps) == 1 and len(steps[0]) == 0)
+
+
+def state_matches(env: ToolEnvironment, expected: dict[str, dict[str, Any]]) -> bool:
+    """Whether the env's public state equals a ground-truth snapshot (BFCL `_compare_instances`)."""
+    instances = env.instances
+    for cls, attrs in expected.items():
+        instance = instances[cls]
+        for name, value in attrs.items():
+            if getattr(instance, name, _MISSING) != value:
+                return False
+    return True
+
+
+class ProgressScorer:
+    """Scores one rollout turn by turn, on an env the rollout loop already drove.
+
+    Usage: `env = scorer.new_env()` (or any `ToolEnvironment` of the task),
+    execute the model's calls of turn t on it, then
+    `scorer.end_turn(env, results_of_turn_t)`; after the last turn,
+    `scorer.result()`. No call is executed again.
+    """
+
+    def __init__(self, task: Task, ground_truth: GroundTruth | None = None):
+        self.task = task
+        self.ground_truth = ground_truth if ground_truth is not None else ground_truth_for(task)
+        self._results_so_far: Counter[str] = Counter()
+        self._verdicts: list[TurnVerdict] = []
+
+    @property
+    def turn(self) -> int:
+        """Index of the next turn to end."""
+        return len(self._verdicts)
+
+    def new_env(self) -> ToolEnvironment:
+        """A fresh environment for this rollout (forked from the cached template)."""
+        return self.ground_truth.new_env()
+
+    def end_turn(self, env: ToolEnvironment, results: Sequence[str], *, empty: bool | None = None) -> TurnVerdict:
+        """Close the current turn: `results` are the formatted results of this turn's calls.
+
+        `empty` says whether the model's response was empty by BFCL's rule;
+        by default, whether the turn made no call.
+        """
+        t = self.turn
+        gt = self.ground_truth
+        if t >= gt.num_turns:
+            raise ValueError(f"task {self.task.id} has {gt.num_turns} turns; cannot end turn {t}")
+        self._results_so_far.update(results)
+        empty = (len(results) == 0) if empty is None else empty
+        checked = gt.checked[t]
+        state_pass = state_matches(env, gt.states[t])
+        if not checked:
+            exec_pass = True
+        elif empty:
+            exec_pass = False
+        else:
+            needed = Counter(gt.results[t])
+            have = self._results_so_far
+            exec_pass = all(have[r] >= n for r, n in needed.items())
+        verdict = TurnVerdict(t, state_pass, exec_pass, checked, empty)
+        self._verdicts.append(verdict)
+        return verdict
+
+    def result(self) -> RewardResult:
+        """The reward so far; turns not ended count as unplayed (None, 0 in RP, binary 0)."""
+        n = self.ground_truth.num_turns
+        verdicts = self._verdicts
+        missing = n - len(verdicts)
+        progress = sum(v.reward for v in verdicts) / n
+        binary = int(missing == 0 and all(v.passed for v in verdicts if v.checked))
+        return RewardResult(
+            state_pass=[v.state_pass for v in verdicts] + [None] * missing,
+            exec_pass=[v.exec_pass for v in verdicts] + [None] * missing,
+            progress=progress,
+            binary=binary,
+            turns=tuple(verdicts),
+        )
+
+
+def check_steps(steps: Any, num_turns: int | None = None) -> None:
+    """Validate a trajectory's shape (per turn, a list of steps, each a list of call strings).
+
+    Raises ValueError naming the turn/step/call at fault.
+    """
+    if not isinstance(steps, list):
+        raise ValueError(f"steps: expected a list of turns, got {type(steps).__name__}")
+    if num_turns is not None and len(steps) > num_turns:
+        raise ValueError(f"steps: {len(steps)} turns but the task has {num_turns}")
+    for t, turn in enumerate(steps):
+        if not isinstance(turn, list):
+            raise ValueError(f"steps[{t}]: expected a list of steps, got {type(turn).__name__}")
+        for s, step in enumerate(turn):
+            if not isinstance(step, list):
+                raise ValueError(f"steps[{t}][{s}]: expected a list of call strings, got {type(step).__name__}")
+            for c, call in enumerate(step):
+                if not isinstance(call, str):
+                    raise ValueError(f"steps[{t}][{s}][{c}]: expected a call string, got {type(call).__name__}")
+
+
+def score(task: Task, steps: Sequence[Sequence[Sequence[str]]], ground_truth: GroundTruth | None = None) -> RewardResult:
+    """Execute a trajectory's calls on a fresh env and score it.
+
+    `steps[t]` is turn t's list of steps, each a list of call strings (BFCL's
+    decoded model result format).
+    """
+    check_steps(steps, task.num_turns)
+    scorer = ProgressScorer(task, ground_truth)
+    env = scorer.new_env()
+    for turn_steps in steps:
+        results: list[str] = []
+        for step in turn_steps:
+            results.extend(env.execute_all(step))
+        scorer.end_turn(env, results, empty=is_empty_response(turn_steps))
+    return scorer.result()
