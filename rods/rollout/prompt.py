@@ -1,0 +1,88 @@
+"""What the policy is told: system prompts and tool descriptions.
+
+Two ways to give a model its tools:
+
+* native: the tool schemas travel next to the messages (``tools=`` of a chat
+  template or of an OpenAI request) and the system prompt only sets behaviour;
+* in the prompt: the tool descriptions are written into the system message
+  (and, at a reveal turn, into the reveal user message, as BFCL does for
+  prompting models), for chat templates that ignore ``tools``.
+
+The pythonic format always uses BFCL's own prompting system prompt (the
+``classic`` style of ``bfcl_eval.constants.default_prompts``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from rods.tasks import REVEAL_MESSAGE
+
+ToolFormat = Literal["hermes", "pythonic"]
+
+#: Behaviour for a native tool-calling model (tools passed separately).
+DEFAULT_SYSTEM_PROMPT = (
+    "You are an assistant that completes the user's requests by calling the provided tools. "
+    "At each turn, try your best to complete the tasks requested by the user within the current turn. "
+    "Keep calling tools until you have fulfilled the request to the best of your ability; tool results "
+    "come back to you. When you have no more tools to call, answer in plain text and the turn ends. "
+    "If none of the tools can be used, or the request lacks a required value, say so instead of guessing."
+)
+
+#: BFCL's default prompting system prompt (ret_fmt=python, func_doc_fmt=json, classic).
+BFCL_PYTHONIC_PROMPT = (
+    "You are an expert in composing functions.You are given a question and a set of possible functions. "
+    "Based on the question, you will need to make one or more function/tool calls to achieve the purpose. "
+    "If none of the functions can be used, point it out. If the given question lacks the parameters "
+    "required by the function, also point it out.\n\n"
+    "You should only return the function calls in your response.\n\n"
+    "If you decide to invoke any of the function(s), you MUST put it in the format of "
+    "[func_name1(params_name1=params_value1, params_name2=params_value2...), func_name2(params)]. "
+    " You SHOULD NOT include any other text in the response.\n\n"
+    "At each turn, you should try your best to complete the tasks requested by the user within the "
+    "current turn. Continue to output functions to call until you have fulfilled the user's request to "
+    "the best of your ability. Once you have no more functions to call, the system will consider the "
+    "current turn complete and proceed to the next turn or task.\n\n"
+    "Here is a list of functions in json format that you can invoke.\n{functions}\n"
+)
+
+#: The Hermes tool block of the Qwen2.5/Qwen3 chat templates, for templates without tools.
+HERMES_TOOLS_BLOCK = (
+    "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n{functions}\n</tools>\n\n"
+    "For each function call, return a json object with function name and arguments within "
+    "<tool_call></tool_call> XML tags:\n<tool_call>\n"
+    '{{"name": <function-name>, "arguments": <args-json-object>}}\n</tool_call>'
+)
+
+
+def describe_tools(tools: list[dict], tool_format: ToolFormat) -> str:
+    """The tool list as text: a JSON list of BFCL function docs (pythonic) or one schema a line (hermes)."""
+    if tool_format == "pythonic":
+        return json.dumps(tools, ensure_ascii=False)
+    return "\n".join(json.dumps(t, ensure_ascii=False) for t in tools)
+
+
+def system_message(
+    tools: list[dict], tool_format: ToolFormat, tools_in_prompt: bool, system_prompt: str | None = None
+) -> dict:
+    """The episode's system message."""
+    if tool_format == "pythonic":
+        base = system_prompt if system_prompt is not None else BFCL_PYTHONIC_PROMPT
+        content = base.replace("{functions}", describe_tools(tools, tool_format)) if "{functions}" in base else base
+        if tools_in_prompt and "{functions}" not in base:
+            content += "\n\nHere is a list of functions in json format that you can invoke.\n"
+            content += describe_tools(tools, tool_format)
+        return {"role": "system", "content": content}
+    content = system_prompt if system_prompt is not None else DEFAULT_SYSTEM_PROMPT
+    if tools_in_prompt:
+        content += "\n\n" + HERMES_TOOLS_BLOCK.format(functions=describe_tools(tools, tool_format))
+    return {"role": "system", "content": content}
+
+
+def reveal_message(new_tools: list[dict], tool_format: ToolFormat, tools_in_prompt: bool) -> dict:
+    """The user message of a reveal turn (BFCL's text; prefixed with the new tools when in the prompt)."""
+    if not tools_in_prompt:
+        return {"role": "user", "content": REVEAL_MESSAGE}
+    return {"role": "user", "content": describe_tools(new_tools, tool_format) + "\n" + REVEAL_MESSAGE}
