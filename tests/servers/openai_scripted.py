@@ -69,7 +69,7 @@ class ScriptedOpenAIServer:
     def start(self) -> ScriptedOpenAIServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-openai", daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="scripted-openai", daemon=True)
         self._thread.start()
         return self
 
