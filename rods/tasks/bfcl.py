@@ -53,9 +53,14 @@ def _load_category(category: Category) -> tuple[Task, ...]:
     return tuple(tasks)
 
 
-def load_bfcl_tasks(categories: tuple[Category, ...] = CATEGORIES) -> list[Task]:
-    """All BFCL multi-turn tasks of the given categories, in BFCL's order (deep copies)."""
-    return [t.model_copy(deep=True) for c in categories for t in _load_category(c)]
+def load_bfcl_tasks(categories: tuple[Category, ...] = CATEGORIES, *, copy: bool = True) -> list[Task]:
+    """All BFCL multi-turn tasks of the given categories, in BFCL's order.
+
+    Deep copies by default, so callers may edit them; `copy=False` returns the
+    process-wide cached objects (faster; for read-only use such as scoring).
+    """
+    tasks = [t for c in categories for t in _load_category(c)]
+    return [t.model_copy(deep=True) for t in tasks] if copy else tasks
 
 
 def compute_split(seed: int = SPLIT_SEED, per_category: int = TRAIN_PER_CATEGORY) -> dict[str, list[str]]:
