@@ -1,0 +1,6 @@
+"""Skill-aligned synthesis (DESIGN §3): new tasks with a boundary seed's structure.
+
+One module per stage, each usable alone: `profile` (Φ), `api_graph`, `values`
+(new content), `planner`, `executor`, `rewriter`, `judge`, `augmenter`, and
+`pipeline`, which runs them for a batch of seeds.
+"""

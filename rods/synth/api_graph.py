@@ -1,0 +1,199 @@
+"""The API graph over the BFCL multi-turn functions (DESIGN §3, stage 1).
+
+Nodes are the functions of the eight API classes, with typed parameters and
+responses read from BFCL's function docs. An edge f -> g says f enables g: in
+some train-split ground truth, an argument of a g call equals a value in an f
+call's result or a value the f call created in the state (the data-flow edges
+of :mod:`rods.synth.profile`, from executions). Each node also records its
+*effect*, seen in those executions: "write" if a call ever changed the state,
+"read" if none did, "unknown" if the function was never executed (no siblings).
+
+The planner uses the graph to substitute a call by a *sibling*: a function of
+the same class with the same effect and the same typed required parameters
+(`cat` / `tail`, `add` / `multiply`, `mean` / `max_value` ...), which keeps Φ.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from rods.tasks.model import Task
+
+logger = logging.getLogger(__name__)
+
+#: Function-doc files of the eight multi-turn classes.
+DOC_FILES = {
+    "GorillaFileSystem": "gorilla_file_system.json",
+    "MathAPI": "math_api.json",
+    "MessageAPI": "message_api.json",
+    "TwitterAPI": "posting_api.json",
+    "TicketAPI": "ticket_api.json",
+    "TradingBot": "trading_bot.json",
+    "TravelAPI": "travel_booking.json",
+    "VehicleControlAPI": "vehicle_control.json",
+}
+
+
+@lru_cache(maxsize=1)
+def function_docs() -> dict[str, dict[str, Any]]:
+    """Function name -> BFCL doc (with its class under "class")."""
+    from rods.tasks.bfcl import bfcl_data_dir
+
+    docs: dict[str, dict[str, Any]] = {}
+    folder = bfcl_data_dir() / "multi_turn_func_doc"
+    for cls, name in DOC_FILES.items():
+        for line in (folder / name).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                doc = json.loads(line)
+                docs[doc["name"]] = dict(doc, **{"class": cls})
+    return docs
+
+
+def describe(doc: dict[str, Any]) -> str:
+    """The plain description of a function, without BFCL's class preamble."""
+    text = doc.get("description", "")
+    if "Tool description:" in text:
+        text = text.split("Tool description:", 1)[1]
+    return text.strip()
+
+
+@dataclass
+class FunctionNode:
+    """One function: its class, typed parameters, response fields, observed effect."""
+
+    name: str
+    api_class: str
+    params: dict[str, str]
+    required: tuple[str, ...]
+    response: dict[str, str]
+    description: str
+    effect: str = "read"
+    calls_seen: int = 0
+
+    def signature(self) -> tuple:
+        """What a sibling must share: class, effect, typed required parameters."""
+        return (self.api_class, self.effect, tuple(sorted((p, self.params[p]) for p in self.required)))
+
+
+@dataclass
+class APIGraph:
+    """Functions and the enabling edges between them, with counts."""
+
+    nodes: dict[str, FunctionNode]
+    edges: Counter = field(default_factory=Counter)  # (f, g) -> times seen
+
+    @classmethod
+    def from_docs(cls) -> APIGraph:
+        nodes = {}
+        for name, doc in function_docs().items():
+            props = doc.get("parameters", {}).get("properties", {})
+            resp = doc.get("response", {}).get("properties", {})
+            nodes[name] = FunctionNode(
+                name=name,
+                api_class=doc["class"],
+                params={p: spec.get("type", "any") for p, spec in props.items()},
+                required=tuple(doc.get("parameters", {}).get("required", [])),
+                response={p: spec.get("type", "any") for p, spec in resp.items()},
+                description=describe(doc),
+            )
+        return cls(nodes)
+
+    @classmethod
+    def learn(cls, tasks: list[Task]) -> APIGraph:
+        """Build the graph from the docs and the executions of the tasks' ground truth."""
+        from rods.synth.profile import data_flow_edges, trace_task
+
+        graph = cls.from_docs()
+        writes: Counter = Counter()
+        for task in tasks:
+            trace = trace_task(task)
+            for call, changed in zip(trace.calls, trace.changed):
+                if call.name in graph.nodes:
+                    graph.nodes[call.name].calls_seen += 1
+                    if changed:
+                        writes[call.name] += 1
+            for i, j in data_flow_edges(trace):
+                graph.edges[(trace.calls[i].name, trace.calls[j].name)] += 1
+        for name, node in graph.nodes.items():
+            node.effect = "unknown" if not node.calls_seen else "write" if writes[name] else "read"
+        logger.info("API graph: %d functions, %d edges from %d tasks", len(graph.nodes), len(graph.edges), len(tasks))
+        return graph
+
+    def successors(self, name: str) -> list[str]:
+        return sorted(g for (f, g) in self.edges if f == name)
+
+    def siblings(self, name: str) -> list[str]:
+        """Functions that can replace `name` in a plan (same class, effect, typed required params)."""
+        node = self.nodes.get(name)
+        if node is None or node.effect == "unknown":
+            return []
+        sig = node.signature()
+        return sorted(n for n, other in self.nodes.items() if n != name and other.signature() == sig)
+
+    # ------------------------------------------------------------ export
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nodes": [
+                {"name": n.name, "class": n.api_class, "params": n.params, "required": list(n.required),
+                 "response": n.response, "effect": n.effect, "calls_seen": n.calls_seen,
+                 "siblings": self.siblings(n.name)}
+                for n in self.nodes.values()
+            ],
+            "edges": [{"source": f, "target": g, "count": c} for (f, g), c in sorted(self.edges.items())],
+        }
+
+    def save(self, path: str | Path) -> tuple[Path, Path]:
+        """Write the graph as JSON at `path` and as a PNG next to it; return both paths."""
+        path = Path(path)
+        json_path = path if path.suffix == ".json" else path.with_suffix(".json")
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(self.to_json(), indent=1), encoding="utf-8")
+        png_path = json_path.with_suffix(".png")
+        self.draw(png_path)
+        return json_path, png_path
+
+    def draw(self, path: Path) -> None:
+        """A PNG of the graph: one colour per API class, edge width by count."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        import networkx as nx
+
+        g = nx.DiGraph()
+        for name, node in self.nodes.items():
+            g.add_node(name, cls=node.api_class)
+        for (f, h), count in self.edges.items():
+            g.add_edge(f, h, weight=count)
+        classes = sorted({n.api_class for n in self.nodes.values()})
+        cmap = plt.get_cmap("tab10")
+        colour = {c: cmap(i) for i, c in enumerate(classes)}
+        pos = nx.spring_layout(g, seed=0, k=0.5)
+        fig, ax = plt.subplots(figsize=(16, 12))
+        nx.draw_networkx_nodes(g, pos, ax=ax, node_size=120,
+                               node_color=[colour[self.nodes[n].api_class] for n in g.nodes])
+        widths = [0.3 + min(3.0, g.edges[e]["weight"] / 5) for e in g.edges]
+        nx.draw_networkx_edges(g, pos, ax=ax, width=widths, alpha=0.4, arrowsize=6)
+        nx.draw_networkx_labels(g, pos, ax=ax, font_size=6)
+        for c in classes:
+            ax.scatter([], [], color=colour[c], label=c)
+        ax.legend(loc="upper left", fontsize=8)
+        ax.set_title(f"BFCL API graph: {len(self.nodes)} functions, {len(self.edges)} enabling edges")
+        ax.axis("off")
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        plt.close(fig)
+
+
+@lru_cache(maxsize=1)
+def default_graph() -> APIGraph:
+    """The graph learned from the train split (cached per process)."""
+    from rods.tasks.bfcl import load_split
+
+    return APIGraph.learn(load_split("train"))

@@ -1,0 +1,229 @@
+"""The complexity profile Φ of a task (DESIGN §3, stage 1).
+
+Φ is what a variant must share with its seed: the API classes, the number of
+turns and of calls per turn, which turns are empty (miss_param / reveal turns),
+how many functions each reveal turn brings back, and the *data-flow graph*
+between calls with its depth.
+
+A data-flow edge i -> j (indices into the task's flattened call list) exists
+when an argument value of call j equals a value in call i's result, or a value
+that call i created in the environment's state (a directory it made, a tweet id
+it posted). Values too common to mean anything (booleans, small integers,
+one-letter strings) never make edges. Φ is computed from `ground_truth` executed
+on the task's own environment, never from BFCL's `path` field (which does not
+match the ground truth's functions).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rods.envs.calls import ToolCall, parse_calls
+from rods.envs.environment import ERROR_PREFIX, ToolEnvironment
+from rods.synth.values import SMALL_INT
+from rods.tasks.model import Task
+
+
+def parse_ground_truth(task: Task) -> list[list[ToolCall]]:
+    """The task's ground-truth calls, parsed with `ast` (never evaluated)."""
+    out = []
+    for t, turn in enumerate(task.ground_truth):
+        calls = []
+        for text in turn:
+            try:
+                calls.extend(parse_calls(text))
+            except ValueError as err:
+                raise ValueError(f"task {task.id}: turn {t}: bad ground-truth call {text!r}: {err}") from err
+        out.append(calls)
+    return out
+
+
+def call_values(call: ToolCall) -> list[Any]:
+    """The argument values of a call (positional and keyword), lists flattened."""
+    out: list[Any] = []
+    for value in [*call.args, *call.arguments.values()]:
+        out.extend(value if isinstance(value, list) else [value])
+    return out
+
+
+def linkable(value: Any) -> bool:
+    """Whether a value is specific enough to make a data-flow edge."""
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, (int, float)):
+        return abs(value) > SMALL_INT or not float(value).is_integer()
+    return isinstance(value, str) and len(value.strip()) >= 2
+
+
+def result_value(text: str) -> Any:
+    """A BFCL result string parsed back to a value (JSON dicts), else the string."""
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError):
+        return text
+
+
+def value_paths(value: Any, prefix: tuple = ()) -> list[tuple[tuple, Any]]:
+    """(path, scalar) pairs of every leaf of a JSON-like value (dict keys not included)."""
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in value_paths(v, (*prefix, k))]
+    if isinstance(value, (list, tuple)):
+        return [p for i, v in enumerate(value) for p in value_paths(v, (*prefix, i))]
+    return [(prefix, value)]
+
+
+def _walk(value: Any) -> list[tuple[str, Any]]:
+    """(path, scalar) leaves of a live state, walking objects' public attributes once each.
+
+    Dict keys appear as leaves too (path ending in "#key"), so created names count.
+    """
+    out: list[tuple[str, Any]] = []
+    stack: list[tuple[str, Any]] = [("", value)]
+    seen: set[int] = set()
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, (str, int, float, bool)) or node is None:
+            out.append((path, node))
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, dict):
+            for k, v in node.items():
+                out.append((f"{path}/{k}#key", k))
+                stack.append((f"{path}/{k}", v))
+        elif isinstance(node, (list, tuple)):
+            stack.extend((f"{path}/{i}", v) for i, v in enumerate(node))
+        elif isinstance(node, set):
+            stack.extend((f"{path}/{v!r}", v) for v in node)
+        elif hasattr(node, "__dict__") and not isinstance(node, type):
+            stack.extend((f"{path}.{k}", v) for k, v in vars(node).items() if k != "parent" and not k.startswith("_"))
+    return out
+
+
+def _scalars(leaves: list[tuple[str, Any]]) -> set:
+    return {v for _, v in leaves if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+
+
+@dataclass
+class Trace:
+    """One execution of a call sequence: results and the values each call created."""
+
+    calls: list[ToolCall]
+    turn_of: list[int]
+    results: list[str]
+    created: list[set] = field(default_factory=list)
+    changed: list[bool] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[tuple[int, str]]:
+        """(call index, result) of every call that failed or returned an error dict."""
+        return [(i, r) for i, r in enumerate(self.results) if is_error(r)]
+
+
+def is_error(result: str) -> bool:
+    """An exception or a result dict carrying an "error" key (both count as failures)."""
+    if result.startswith(ERROR_PREFIX):
+        return True
+    value = result_value(result)
+    return isinstance(value, dict) and "error" in value
+
+
+def trace_task(task: Task, calls: list[list[ToolCall]] | None = None) -> Trace:
+    """Execute the ground truth (or `calls`) on a fresh environment of the task."""
+    turns = parse_ground_truth(task) if calls is None else calls
+    env = ToolEnvironment(task)
+    flat = [c for turn in turns for c in turn]
+    turn_of = [t for t, turn in enumerate(turns) for _ in turn]
+    results, created, changed = [], [], []
+    before = _walk(env.state())
+    for call in flat:
+        results.append(env.execute(call))
+        after = _walk(env.state())
+        created.append(_scalars(after) - _scalars(before))
+        changed.append(sorted(map(repr, after)) != sorted(map(repr, before)))
+        before = after
+    return Trace(flat, turn_of, results, created, changed)
+
+
+def data_flow_edges(trace: Trace) -> list[tuple[int, int]]:
+    """Edges i -> j: an argument of call j equals a result value or created value of call i."""
+    produced: list[set] = []
+    for result, created in zip(trace.results, trace.created):
+        values = {v for _, v in value_paths(result_value(result)) if isinstance(v, (str, int, float))}
+        parsed = result_value(result)
+        if isinstance(parsed, dict):
+            values |= {k for k in parsed if isinstance(k, str)}
+        produced.append({v for v in values | created if linkable(v)})
+    edges = set()
+    for j, call in enumerate(trace.calls):
+        for value in call_values(call):
+            if not linkable(value) or not isinstance(value, (str, int, float)):
+                continue
+            for i in range(j - 1, -1, -1):
+                if value in produced[i]:
+                    edges.add((i, j))
+                    break
+    return sorted(edges)
+
+
+def dependency_depth(num_calls: int, edges: list[tuple[int, int]]) -> int:
+    """Calls on the longest data-flow chain (0 without calls, 1 without edges)."""
+    longest = [1] * num_calls
+    for i, j in sorted(edges, key=lambda e: e[1]):
+        longest[j] = max(longest[j], longest[i] + 1)
+    return max(longest, default=0)
+
+
+@dataclass(frozen=True)
+class ComplexityProfile:
+    """Φ: the structure a variant keeps (see the module docstring)."""
+
+    category: str
+    classes: tuple[str, ...]
+    num_turns: int
+    calls_per_turn: tuple[int, ...]
+    empty_turns: tuple[int, ...]
+    edges: tuple[tuple[int, int], ...]
+    depth: int
+    held_out: tuple[tuple[int, int], ...]  # (reveal turn, number of held-out functions)
+    functions: tuple[str, ...] = ()  # informational: not part of the match
+    held_out_functions: tuple[tuple[int, tuple[str, ...]], ...] = ()  # informational
+
+    def mismatches(self, other: ComplexityProfile, *, same_counts: bool = True) -> list[str]:
+        """Names of the structural fields where `other` differs (empty: a match)."""
+        fields_ = ["category", "classes", "num_turns", "empty_turns", "depth", "held_out"]
+        if same_counts:
+            fields_ += ["calls_per_turn", "edges"]
+        return [f for f in fields_ if getattr(self, f) != getattr(other, f)]
+
+    def matches(self, other: ComplexityProfile, *, same_counts: bool = True) -> bool:
+        return not self.mismatches(other, same_counts=same_counts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def profile_of(task: Task, trace: Trace | None = None) -> ComplexityProfile:
+    """Φ of a task, from its ground truth executed on its own initial config."""
+    trace = trace or trace_task(task)
+    edges = data_flow_edges(trace)
+    turns = [len(t) for t in task.ground_truth]
+    calls_per_turn = []
+    for t in range(task.num_turns):
+        calls_per_turn.append(sum(1 for x in trace.turn_of if x == t))
+    del turns
+    return ComplexityProfile(
+        category=task.category,
+        classes=tuple(sorted(task.involved_classes)),
+        num_turns=task.num_turns,
+        calls_per_turn=tuple(calls_per_turn),
+        empty_turns=tuple(t for t, gt in enumerate(task.ground_truth) if not gt),
+        edges=tuple(edges),
+        depth=dependency_depth(len(trace.calls), edges),
+        held_out=tuple((k, len(v)) for k, v in sorted(task.reveal_turns().items())),
+        functions=tuple(c.name for c in trace.calls),
+        held_out_functions=tuple((k, tuple(v)) for k, v in sorted(task.reveal_turns().items())),
+    )

@@ -1,0 +1,261 @@
+"""New content for a variant: a seeded, consistent remapping of a seed's values.
+
+A variant must not copy its seed's initial config or call arguments, yet the
+same relations must hold (a file the seed creates and later reads, a stock the
+config lists and a call trades, a price the user quotes). :class:`ValueRemapper`
+draws, with a seeded RNG, one new word for every *distinctive* word and one new
+number for every *distinctive* number, and applies that one mapping to the
+config and to every argument, so equal things stay equal and different things
+stay different.
+
+What is kept (and therefore not "distinctive"), precisely:
+
+* the environment's vocabulary: words of short string constants in the BFCL API
+  class sources (airport codes, order types, statuses, door names, default
+  stock symbols ...) and enum values of the function docs: the simulator only
+  knows those;
+* English function words (``STOPWORDS``), file extensions, words of < 3 letters;
+* booleans, None, integers in ``[-10, 10]`` and integral floats in that range.
+
+Everything else (other words, digit runs of >= 3 digits, other numbers) is
+distinctive and gets a new value never present in the seed.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+import re
+from functools import lru_cache
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+SMALL_INT = 10
+
+STOPWORDS = frozenset(
+    """the and for with from into onto that this those these then than have has had was were are
+    you your yours our ours its it's not but all any can could would should will shall may might
+    about after before over under again also just only very more most some such what when where
+    which while who whom why how each other here there them they their his her him she he one two
+    three four five six seven eight nine ten out off own same too per via let get got please""".split()
+)
+
+EXTENSIONS = frozenset(
+    "txt md pdf doc docx csv json jpg jpeg png gif py js java log xml yaml yml html css zip tar gz "
+    "xlsx ppt pptx mp3 mp4 wav sh cfg ini bak tmp dat sql".split()
+)
+
+NOUNS = """anchor apricot arbor atlas aurora badge bamboo banner basil beacon birch blossom
+bramble breeze bridge brook bucket cabin cactus canyon canvas cargo cedar chalk cherry cider
+citadel clover cobalt comet compass copper coral cotton crater crystal cypress dahlia delta
+denim dune ember falcon fern fiddle fjord flint forge fossil galaxy garnet geyser ginger glacier
+granite grove harbor hazel heron hollow horizon indigo iris ivory jasmine juniper kayak kernel
+lagoon lantern larch lattice lemon lilac linen lotus lumen magnet mango maple marble meadow
+mesa meteor mint mosaic nectar nimbus nutmeg oasis olive onyx orbit orchid otter paddle papaya
+pebble pepper pilot pine plume polar poplar prairie prism quartz quill raven reef ridge river
+robin saffron sage sapphire satin sequoia shadow shore sierra silver slate sparrow spruce
+summit sunset thistle thunder timber topaz torch tulip tundra valley velvet violet walnut
+willow winter yarrow zephyr acorn almond amber basin beetle blaze bolt cameo candle carbon
+cascade cinder coast cocoa crest dove echo elm fable feather fig flare flora frost gale gem
+glade glow hatch hive husk jade jewel kelp kite lark leaf ledge lime lynx marsh mist moss
+nova oak opal path peak pearl petal pixel plaza pond quest rain reed rose ruby rust sand seed
+shell silk snow spark spice star stone storm swift tide trail vale vine wave wheat wind wren""".split()
+
+NAMES = """Amara Bruno Celia Dante Elio Farah Gideon Hana Ivo Jonas Kira Lorenzo Mira Nico Orla
+Priya Quentin Rosa Silas Tamsin Ugo Vera Wendell Xenia Yusuf Zara Anouk Bastian Cosima Dorian
+Esme Felix Greta Hugo Ines Jasper Leona Matteo Noor Otto Paloma Rafael Saskia Tobias Una Viggo
+Wilma Yara Zoltan Aurelio Beatrix Cyrus Delphine Emeric Fiora Gustav Helka Ilario Juno Kasimir
+Lavinia Marek Nadia Oskar Perpetua Ronan Sabine Thaddeus Ulla Valter Wren Yannick Zelda""".split()
+
+_WORD = re.compile(r"[A-Za-z]+|\d+")
+
+
+@lru_cache(maxsize=1)
+def environment_vocabulary() -> frozenset[str]:
+    """Words the BFCL simulators know by name: short string constants of their sources."""
+    spec = find_spec("bfcl_eval")
+    words: set[str] = set()
+    if spec and spec.submodule_search_locations:
+        root = Path(next(iter(spec.submodule_search_locations)))
+        src = root / "eval_checker" / "multi_turn_eval" / "func_source_code"
+        for path in src.glob("*.py"):
+            if path.name == "long_context.py":  # filler data, not vocabulary the code compares against
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) <= 40:
+                    if " " not in node.value.strip():
+                        words.update(w.lower() for w in _WORD.findall(node.value) if not w.isdigit())
+        for path in (root / "data" / "multi_turn_func_doc").glob("*.json"):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    _collect_enums(json.loads(line), words)
+    return frozenset(words)
+
+
+def _collect_enums(node: Any, out: set[str]) -> None:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "enum" and isinstance(value, list):
+                out.update(w.lower() for v in value if isinstance(v, str) for w in _WORD.findall(v))
+            else:
+                _collect_enums(value, out)
+    elif isinstance(node, list):
+        for value in node:
+            _collect_enums(value, out)
+
+
+def is_kept_word(word: str) -> bool:
+    """True for a word the remapping keeps (see the module docstring)."""
+    if word.isdigit():
+        return len(word) < 3
+    low = word.lower()
+    return len(word) < 3 or low in STOPWORDS or low in EXTENSIONS or low in environment_vocabulary()
+
+
+def is_distinctive(value: Any) -> bool:
+    """True for a value a variant must not copy from its seed (module docstring)."""
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, (int, float)):
+        return not (float(value).is_integer() and abs(value) <= SMALL_INT)
+    if isinstance(value, str):
+        return any(not is_kept_word(w) for w in _WORD.findall(value))
+    return False
+
+
+def leaves(value: Any) -> list[Any]:
+    """Scalar leaves of a JSON-like value, dict keys included."""
+    out: list[Any] = []
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            out.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple, set)):
+            stack.extend(node)
+        else:
+            out.append(node)
+    return out
+
+
+class ValueRemapper:
+    """One consistent old -> new mapping of words and numbers, drawn from a seeded RNG.
+
+    Args:
+        rng: the variant's random source.
+        avoid: scalars of the seed; no new value may equal one of them.
+        jitter: relative range of new numbers (0.3: within x0.7 .. x1.3).
+    """
+
+    def __init__(self, rng: random.Random, avoid: list[Any] = (), jitter: float = 0.3):
+        self.rng = rng
+        self.jitter = jitter
+        self.words: dict[str, str] = {}
+        self.digits: dict[str, str] = {}
+        self.numbers: dict[float, int | float] = {}
+        self._avoid_words = {w.lower() for v in avoid if isinstance(v, str) for w in _WORD.findall(v)}
+        self._avoid_numbers = {float(v) for v in avoid if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        self._used: set[str] = set()
+        self._nouns = [w for w in NOUNS if w not in self._avoid_words]
+        self._names = [w for w in NAMES if w.lower() not in self._avoid_words]
+        rng.shuffle(self._nouns)
+        rng.shuffle(self._names)
+
+    # -------------------------------------------------------------- public
+
+    def remap(self, value: Any) -> Any:
+        """A copy of a JSON-like value with every distinctive word and number replaced."""
+        if isinstance(value, dict):
+            return {self._key(k): self.remap(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.remap(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self.remap(v) for v in value)
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return self.number(value)
+        return value
+
+    def text(self, text: str) -> str:
+        """Replace distinctive words and digit runs inside a string, keeping its shape."""
+        if text.lstrip("-").isdigit() and len(text.lstrip("-")) >= 3:
+            return str(self.number(int(text)))
+        return _WORD.sub(lambda m: self._token(m.group(0)), text)
+
+    def number(self, value: int | float) -> int | float:
+        if not is_distinctive(value):
+            return value
+        key = float(value)
+        if key not in self.numbers:
+            self.numbers[key] = self._new_number(value)
+        new = self.numbers[key]
+        return int(new) if isinstance(value, int) else float(new)
+
+    # ------------------------------------------------------------- private
+
+    def _key(self, key: Any) -> Any:
+        return self.text(key) if isinstance(key, str) else self.number(key) if isinstance(key, (int, float)) else key
+
+    def _token(self, word: str) -> str:
+        if is_kept_word(word):
+            return word
+        if word.isdigit():
+            if word not in self.digits:
+                self.digits[word] = self._fresh(lambda: "".join(self.rng.choice("0123456789") for _ in word))
+            return self.digits[word]
+        low = word.lower()
+        if low not in self.words:
+            self.words[low] = self._new_word(word)
+        new = self.words[low]
+        if word.isupper() and len(word) > 1:
+            return new.upper()
+        if word[0].isupper():
+            return new[0].upper() + new[1:]
+        return new
+
+    def _new_word(self, word: str) -> str:
+        if word.isupper() and len(word) > 1:  # symbols, codes: same length, new letters
+            return self._fresh(lambda: "".join(self.rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ") for _ in word)).lower()
+        pool = self._nouns if self._nouns else self._names
+        while pool:
+            cand = pool.pop().lower()
+            if cand not in self._used and cand not in self._avoid_words and not is_kept_word(cand):
+                self._used.add(cand)
+                return cand
+        return self._fresh(lambda: "".join(self.rng.choice("bcdfghklmnprstvz") + self.rng.choice("aeiou")
+                                           for _ in range(3)))
+
+    def _fresh(self, draw) -> str:
+        for _ in range(100):
+            cand = draw()
+            if cand.lower() not in self._used and cand.lower() not in self._avoid_words and not is_kept_word(cand):
+                self._used.add(cand.lower())
+                return cand
+        raise RuntimeError("could not draw a fresh value")
+
+    def _new_number(self, value: int | float) -> int | float:
+        taken = self._avoid_numbers | {float(v) for v in self.numbers.values()}
+        decimals = _decimals(value)
+        for _ in range(200):
+            if isinstance(value, int) and abs(value) >= 100000:  # ids, card numbers: same digit count
+                digits = len(str(abs(value)))
+                new: int | float = self.rng.randint(10 ** (digits - 1), 10**digits - 1) * (1 if value > 0 else -1)
+            else:
+                factor = 1 + self.rng.uniform(-self.jitter, self.jitter)
+                new = value * factor
+                new = int(round(new)) if isinstance(value, int) else round(new, max(decimals, 1))
+            if float(new) not in taken and is_distinctive(new) and (new > 0) == (value > 0):
+                return new
+        raise RuntimeError(f"could not draw a new number for {value!r}")
+
+
+def _decimals(value: float | int) -> int:
+    if isinstance(value, int):
+        return 0
+    text = repr(value)
+    return len(text.split(".")[1]) if "." in text and "e" not in text else 2
