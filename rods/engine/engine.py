@@ -107,6 +107,7 @@ class DataEngine:
         self.config = config
         self.rng = random.Random(config.seed)
         self.pool = ReplayPool(seeds)
+        self._seeded_once: set[str] = set()
         self._init_indexes()
         self._seq = 0
         self._active_seq: dict[str, int] = {}
@@ -121,7 +122,6 @@ class DataEngine:
         self._last_step = -1
         self._epochs = 0
         self._counters = {"accepted": 0, "rejected": 0, "injected": 0, "retired": 0, "selected": 0}
-        self._seeded_once: set[str] = set()
 
     def _init_indexes(self) -> None:
         cfg = self.config
@@ -385,6 +385,18 @@ class DataEngine:
             self.events.record_metrics(metrics)
             self.events.flush()
         return report
+
+    @property
+    def last_step(self) -> int:
+        """The latest step seen (-1 before any); a resumed trainer continues after it."""
+        with self._lock:
+            return self._last_step
+
+    @property
+    def epochs(self) -> int:
+        """Epoch boundaries processed so far."""
+        with self._lock:
+            return self._epochs
 
     def active_tasks(self) -> list[Task]:
         """The active pool: human seeds first, then synthesized tasks in injection order."""

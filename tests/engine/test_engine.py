@@ -1,0 +1,207 @@
+"""The DataEngine facade: observe from threads, submit rules, epoch decisions, ablations, worker."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from conftest import make_seeds, make_task, variant
+from rods.engine import DataEngine, EngineConfig, PoolSynthesisWorker
+
+
+def small_config(**kw) -> EngineConfig:
+    base = dict(K=8, min_observations=4, burn_in_rollouts=4, exclusion_window=3, max_seeds_per_step=4,
+                quotas={"basic": 2, "miss_func": 1, "miss_param": 1}, capacity=10)
+    base.update(kw)
+    return EngineConfig(**base)
+
+
+def test_observe_from_many_threads_loses_nothing():
+    seeds = make_seeds(40)
+    eng = DataEngine(small_config(), seeds)
+
+    def work(offset: int) -> None:
+        for i in range(200):
+            eng.observe(i, seeds[(offset + i) % 40].id, [1.0, 0.0])
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    total = sum(eng.stats(t.id)["n_rewards"] for t in seeds)
+    assert total == 8 * 200 * 2
+    assert sum(eng.metrics(0)["zones"].values()) == 40
+
+
+def test_unknown_task_is_an_error_and_late_observations_are_ignored():
+    seeds = make_seeds(12)
+    eng = DataEngine(small_config(capacity=5, max_injection_fraction=1.0), seeds)
+    with pytest.raises(KeyError, match="nope"):
+        eng.observe(0, "nope", [0.5])
+    with pytest.raises(ValueError, match=seeds[0].id):
+        eng.observe(0, seeds[0].id, [2.0])
+    v = variant(seeds[0], 1)
+    eng.submit([v])
+    assert eng.observe(0, v.id, [0.5]) is None  # queued, not active: ignored
+    eng.on_epoch_end(1)
+    eng.observe(2, v.id, [0.0] * 4)
+    rep = eng.on_epoch_end(3)
+    assert rep.retired == {v.id: "burn_in"}
+    assert eng.observe(4, v.id, [0.5]) is None  # retired: ignored
+    assert eng.metrics(4)["ignored_observations"] == 2
+
+
+def test_submit_rejects_non_synthetic_known_and_duplicate_content():
+    seeds = make_seeds(8)
+    eng = DataEngine(small_config(), seeds)
+    v1 = variant(seeds[0], 1)
+    same_content = v1.model_copy(update={"id": "other-id"})
+    res = eng.submit([v1, seeds[1], same_content, v1.model_dump()])
+    assert res.accepted == [v1.id]
+    assert "origin" in res.rejected[seeds[1].id]
+    assert "same content" in res.rejected["other-id"] or "duplicate" in res.rejected["other-id"]
+    assert eng.submit([v1]).rejected[v1.id] == "task id already queued"
+    bad = eng.submit([{"id": "broken", "category": "base"}])
+    assert "invalid task" in bad.rejected["broken"]
+
+
+def test_queue_capacity_drops_the_oldest_and_logs_it():
+    seeds = make_seeds(8)
+    eng = DataEngine(small_config(queue_capacity=3), seeds)
+    eng.submit([variant(seeds[0], i) for i in range(3)])
+    res = eng.submit([variant(seeds[1], 9), variant(seeds[1], 10)])
+    assert res.dropped == [f"{seeds[0].id}-v0", f"{seeds[0].id}-v1"]
+    assert [t.id for t in eng.queued_tasks()] == [f"{seeds[0].id}-v2", f"{seeds[1].id}-v9", f"{seeds[1].id}-v10"]
+    assert eng.retired()[f"{seeds[0].id}-v0"] == "queue_overflow"
+
+
+def test_injection_is_staged_until_the_epoch_boundary_and_capped():
+    seeds = make_seeds(20)
+    eng = DataEngine(small_config(capacity=100), seeds)
+    eng.submit([variant(seeds[i % 20], i) for i in range(30)])
+    assert len(eng.active_tasks()) == 20  # nothing injected before the boundary
+    rep = eng.on_epoch_end(5)
+    assert len(rep.injected) == 4  # 20% of 20
+    assert rep.injected == [f"{seeds[i].id}-v{i}" for i in range(4)]  # FIFO
+    assert [t.id for t in eng.active_tasks()][-4:] == rep.injected
+    assert len(eng.on_epoch_end(6).injected) == 4  # 20% of 24 = 4.8 -> 4
+
+
+def test_drift_and_staleness_retire_synthetic_tasks_never_seeds():
+    seeds = make_seeds(20)
+    eng = DataEngine(small_config(stale_after_steps=5, max_injection_fraction=1.0), seeds)
+    vs = [variant(seeds[i], i) for i in range(4)]
+    eng.submit(vs)
+    eng.on_epoch_end(0)
+    eng.observe(1, vs[0].id, [1.0] * 4)  # mastered
+    eng.observe(1, vs[1].id, [0.5, 0.0, 0.0, 0.0] + [0.0] * 4)  # first mean 0.125 >= 0.1: not burn-in, but hard
+    eng.observe(1, vs[2].id, [0.5] * 4)  # boundary
+    for s in seeds:
+        eng.observe(1, s.id, [1.0] * 8)  # seeds mastered too, but never retired
+    rep = eng.on_epoch_end(3)
+    assert rep.retired == {vs[0].id: "drift_mastered", vs[1].id: "drift_hard"}
+    rep = eng.on_epoch_end(6)
+    assert rep.retired == {vs[2].id: "stale", vs[3].id: "stale"}
+    assert {t.id for t in eng.active_tasks()} == {t.id for t in seeds}
+
+
+def test_capacity_prunes_lowest_variance_first():
+    seeds = make_seeds(20)
+    eng = DataEngine(small_config(capacity=3, max_injection_fraction=1.0, alpha_minus=0.0, alpha_plus=1.0), seeds)
+    vs = [variant(seeds[i], i) for i in range(3)]
+    eng.submit(vs)
+    eng.on_epoch_end(0)
+    eng.observe(1, vs[0].id, [0.5, 0.5, 0.5, 0.5])  # variance 0
+    eng.observe(1, vs[1].id, [0.0, 1.0, 0.0, 1.0])  # variance .25
+    eng.observe(1, vs[2].id, [0.25, 0.75, 0.25, 0.75])  # variance .0625
+    eng.submit([variant(seeds[5], 50)])
+    rep = eng.on_epoch_end(2)
+    assert rep.retired == {vs[0].id: "capacity"}
+    assert rep.injected == [f"{seeds[5].id}-v50"]
+    assert rep.active_synthetic == 3
+
+
+def test_no_retirement_ablation_keeps_everything_and_stops_at_capacity():
+    seeds = make_seeds(20)
+    eng = DataEngine(small_config(no_retirement=True, capacity=5, max_injection_fraction=1.0), seeds)
+    vs = [variant(seeds[i], i) for i in range(8)]
+    eng.submit(vs)
+    eng.on_epoch_end(0)
+    for v in vs[:5]:
+        eng.observe(1, v.id, [1.0] * 8)
+    rep = eng.on_epoch_end(500)
+    assert rep.retired == {} and rep.injected == [] and rep.active_synthetic == 5
+
+
+def boundary_engine(**kw) -> tuple[DataEngine, list]:
+    seeds = make_seeds(24)
+    eng = DataEngine(small_config(**kw), seeds)
+    for s in seeds:
+        eng.observe(0, s.id, [0.0, 1.0, 1.0, 0.0])
+    return eng, seeds
+
+
+def test_one_shot_selects_only_in_the_first_epoch_and_each_seed_once():
+    eng, seeds = boundary_engine(one_shot=True, exclusion_window=0)
+    chosen = []
+    for step in range(10):
+        chosen += [t.id for t in eng.select_seeds(step)]
+    assert len(chosen) == len(set(chosen)) == 24
+    eng.submit([variant(seeds[0], 1)])
+    eng.on_epoch_end(10)
+    for s in seeds:
+        eng.observe(11, s.id, [0.0, 1.0, 1.0, 0.0])
+    assert eng.select_seeds(11) == []
+
+
+def test_select_records_event_and_metrics():
+    eng, _ = boundary_engine()
+    seeds = eng.select_seeds(1)
+    assert len(seeds) == 4
+    ev = [e for e in eng.events.recent_events if e["event"] == "select"][-1]
+    assert [s["task_id"] for s in ev["seeds"]] == [t.id for t in seeds]
+    m = eng.events.recent_metrics[-1]
+    assert m["step"] == 1 and m["zones"]["boundary"] == 24
+    assert eng.metrics(0)["informative_fraction"] == 1.0
+    assert eng.metrics(0)["mean_phi"] == pytest.approx(1.0)
+
+
+def slow_synthesize(seeds):
+    time.sleep(0.3)
+    return [make_task(f"{s.id}-syn", s.task_type, origin="synthetic", parent=s.id) for s in seeds]
+
+
+def test_worker_runs_asynchronously_and_feeds_the_queue():
+    eng, _ = boundary_engine()
+    worker = PoolSynthesisWorker(slow_synthesize, max_workers=2, batch_size=2)
+    eng.attach_worker(worker)
+    t0 = time.perf_counter()
+    seeds = eng.select_seeds(1)
+    assert time.perf_counter() - t0 < 0.2, "select_seeds waited for synthesis"
+    assert len(seeds) == 4 and eng.metrics(1)["queue"] == 0
+    deadline = time.time() + 10
+    while eng.metrics(1)["queue"] < 4 and time.time() < deadline:
+        time.sleep(0.05)
+    assert {t.id for t in eng.queued_tasks()} == {f"{s.id}-syn" for s in seeds}
+    eng.close()
+
+
+def failing_synthesize(seeds):
+    raise RuntimeError("judge exploded")
+
+
+def test_worker_failures_never_reach_the_trainer():
+    worker = PoolSynthesisWorker(failing_synthesize)
+    worker.submit(make_seeds(2))
+    worker.close(wait=True)
+    assert worker.failures == 1 and worker.collect() == []
+
+
+def test_process_worker_collects_without_a_sink():
+    worker = PoolSynthesisWorker(slow_synthesize, kind="process")
+    worker.submit(make_seeds(3))
+    worker.close(wait=True)
+    assert sorted(t.id for t in worker.collect()) == [f"seed-000{i}-syn" for i in range(3)]
