@@ -1,0 +1,81 @@
+"""Agreement with BFCL's own checker on a corpus of perturbed trajectories.
+
+For every trajectory: our binary reward equals `multi_turn_checker`'s `valid`
+(plus the eval runner's force-termination rule); per turn, our verdicts equal
+BFCL's `state_checker` / `response_checker` / `is_empty_execute_response`
+applied to that turn (BFCL itself stops at the first failing turn; the first
+failure it reports is the first one we find, of the same kind).
+"""
+
+from collections import Counter
+
+import pytest
+
+from rods.reward import score
+from rods.reward.official import official_turn_checks, official_verdict
+from rods.reward.perturb import KINDS, perturbations
+from rods.tasks import CATEGORIES
+
+PER_CATEGORY = 12
+
+_ERROR_KIND = {
+    "multi_turn:instance_state_mismatch": "state",
+    "multi_turn:execution_response_mismatch": "exec",
+    "multi_turn:empty_turn_model_response": "empty",
+    "multi_turn:force_terminated": "truncated",
+}
+
+
+def _first_failure(task, ours):
+    if len(ours.turns) < task.num_turns:
+        return "truncated"
+    for v in ours.turns:
+        if not v.checked:
+            continue
+        if v.empty:
+            return "empty"
+        if not v.state_pass:
+            return "state"
+        if not v.exec_pass:
+            return "exec"
+    return None
+
+
+@pytest.fixture(scope="module")
+def corpus(bfcl_tasks):
+    chosen = []
+    for category in CATEGORIES:
+        of_cat = [t for t in bfcl_tasks if t.category == category]
+        chosen += of_cat[:: len(of_cat) // PER_CATEGORY][:PER_CATEGORY]
+    return [(task, kind, steps) for task in chosen for kind, steps in perturbations(task)]
+
+
+def test_corpus_covers_every_kind_and_category(corpus):
+    kinds = Counter(kind for _, kind, _ in corpus)
+    assert set(kinds) == set(KINDS)
+    assert {t.category for t, _, _ in corpus} == set(CATEGORIES)
+    assert len(corpus) >= 500
+
+
+def test_verdicts_agree_with_bfcl(corpus):
+    disagreements = []
+    outcomes = Counter()
+    for task, kind, steps in corpus:
+        ours = score(task, steps)
+        official = official_verdict(task, steps)
+        outcomes[official["valid"]] += 1
+        problems = []
+        if ours.binary != int(official["valid"]):
+            problems.append(f"binary {ours.binary} vs valid {official['valid']}")
+        if not official["valid"] and _ERROR_KIND[official["error_type"]] != _first_failure(task, ours):
+            problems.append(f"first failure {_first_failure(task, ours)} vs {official['error_type']}")
+        if len(steps) == task.num_turns:
+            for v, o in zip(ours.turns, official_turn_checks(task, steps), strict=True):
+                expected_exec = (not o["empty"] and o["response"]) if o["checked"] else True
+                if (v.state_pass, v.exec_pass, v.empty) != (o["state"], expected_exec, o["empty"]):
+                    problems.append(f"turn {v.turn}: ours {v} vs bfcl {o}")
+        if problems:
+            disagreements.append((task.id, kind, problems))
+    assert disagreements == []
+    # the corpus is not trivially one-sided
+    assert outcomes[True] > 100 and outcomes[False] > 100

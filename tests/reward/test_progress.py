@@ -1,0 +1,132 @@
+"""The progress and binary rewards: ground-truth replay, per-turn rules, the incremental scorer."""
+
+import pytest
+
+from rods.reward import (
+    ProgressScorer,
+    clear_ground_truth_cache,
+    compute_ground_truth,
+    ground_truth_for,
+    is_empty_response,
+    score,
+)
+from rods.envs import ToolEnvironment
+from rods.reward.perturb import perturb, replay
+
+
+def test_ground_truth_of_all_800_tasks_replays_perfectly(bfcl_tasks):
+    assert len(bfcl_tasks) == 800
+    bad = []
+    for task in bfcl_tasks:
+        result = score(task, replay(task))
+        if result.progress != 1.0 or result.binary != 1:
+            bad.append(task.id)
+        assert len(result.state_pass) == len(result.exec_pass) == task.num_turns
+    assert bad == []
+
+
+def _task(tasks, pred):
+    return next(t for t in tasks if pred(t))
+
+
+def test_progress_is_the_mean_of_turn_rewards(bfcl_tasks):
+    task = _task(bfcl_tasks, lambda t: t.num_turns >= 4 and all(t.ground_truth))
+    steps = replay(task)
+    steps[-1] = [[]]  # the model answers the last turn in text only
+    result = score(task, steps)
+    assert result.state_pass[:-1] == [True] * (task.num_turns - 1)
+    assert result.exec_pass[-1] is False
+    assert result.progress == pytest.approx((task.num_turns - 1) / task.num_turns)
+    assert result.binary == 0
+
+
+def test_empty_response_rule_mirrors_bfcl():
+    assert is_empty_response([])
+    assert is_empty_response([[]])
+    assert not is_empty_response([[], []])  # BFCL: not "empty"
+    assert not is_empty_response([["ls()"]])
+
+
+def _state_changing_empty_turn(tasks):
+    """A miss_param task, its empty-GT turn t, and a later GT call that changes state at t."""
+    for task in tasks:
+        if task.category != "miss_param":
+            continue
+        for t, gt_turn in enumerate(task.ground_truth):
+            if gt_turn:
+                continue
+            for call in [c for g in task.ground_truth[t + 1:] for c in g]:
+                env = ToolEnvironment(task)
+                for turn in task.ground_truth[: t + 1]:
+                    env.execute_all(turn)
+                before = env.snapshot()
+                env.execute(call)
+                if env.state() != before:
+                    return task, t, call
+    raise AssertionError("no such task")
+
+
+def test_empty_ground_truth_turn(bfcl_tasks):
+    task, t, call = _state_changing_empty_turn(bfcl_tasks)
+    result = score(task, replay(task))
+    assert result.exec_pass[t] is True and result.state_pass[t] is True
+    # acting early on the empty turn: r_exec stays 1, r_state drops to 0
+    steps = replay(task)
+    steps[t] = [[call]]
+    acted = score(task, steps)
+    assert acted.exec_pass[t] is True
+    assert acted.state_pass[t] is False
+    assert acted.progress < 1.0
+
+
+def test_missing_turns_are_none_and_fail(bfcl_tasks):
+    task = _task(bfcl_tasks, lambda t: t.num_turns >= 3)
+    result = score(task, replay(task)[:2])
+    assert result.state_pass[2:] == [None] * (task.num_turns - 2)
+    assert result.binary == 0
+    assert result.progress == pytest.approx(2 / task.num_turns)
+    with pytest.raises(ValueError, match="turns"):
+        score(task, replay(task) + [[]])
+
+
+def test_shape_errors_name_the_place(bfcl_tasks):
+    task = bfcl_tasks[0]
+    with pytest.raises(ValueError, match=r"steps\[0\]\[0\]\[0\]"):
+        score(task, [[[1]]] + [[]] * (task.num_turns - 1))
+    with pytest.raises(ValueError, match=r"steps\[1\]"):
+        score(task, [[], "x"])
+
+
+def test_incremental_scorer_matches_score(bfcl_tasks):
+    for task in bfcl_tasks[::40]:
+        for kind in ("replay", "dropped", "moved_between_turns", "extra_read_only"):
+            steps = perturb(task, kind)
+            if steps is None:
+                continue
+            scorer = ProgressScorer(task)
+            env = scorer.new_env()
+            for turn_steps in steps:
+                results = [env.execute(c) for step in turn_steps for c in step]
+                verdict = scorer.end_turn(env, results, empty=is_empty_response(turn_steps))
+                assert verdict.turn == scorer.turn - 1
+            assert scorer.result() == score(task, steps)
+    with pytest.raises(ValueError, match="cannot end turn"):
+        scorer.end_turn(env, [])
+
+
+def test_ground_truth_is_computed_once_per_task(bfcl_tasks):
+    clear_ground_truth_cache()
+    task = bfcl_tasks[0]  # GorillaFileSystem + TwitterAPI
+    gt = ground_truth_for(task)
+    assert ground_truth_for(task) is gt
+    assert ground_truth_for(task.model_copy(deep=True)) is gt  # same content, another object
+    changed = task.model_copy(deep=True)
+    changed.ground_truth[0] = changed.ground_truth[0][:-1]
+    assert ground_truth_for(changed) is not gt
+    fresh = compute_ground_truth(task)
+    assert fresh.results == gt.results and fresh.states == gt.states
+    # rollouts never touch the cached template
+    env = gt.new_env()
+    env.execute("mkdir(dir_name='scratch')")
+    assert gt.new_env().state() != env.state()
+    assert gt.new_env().state() == ToolEnvironment(task).state()
