@@ -1,0 +1,83 @@
+"""Tasks: the BFCL loader, the committed split, task files and their errors."""
+
+import json
+from collections import Counter
+
+import pytest
+
+from rods.tasks import CATEGORIES, REVEAL_MESSAGE, Task, TaskFileError, load_split, read_tasks, write_tasks
+from rods.tasks.bfcl import committed_split, compute_split
+
+
+def test_bfcl_has_800_tasks_200_per_category(bfcl_tasks):
+    assert Counter(t.category for t in bfcl_tasks) == {c: 200 for c in CATEGORIES}
+    assert len({t.id for t in bfcl_tasks}) == 800
+    assert all(t.long_context == (t.category == "long_context") for t in bfcl_tasks)
+
+
+def test_split_is_fixed_stratified_and_disjoint():
+    split = committed_split()
+    assert split == compute_split(), "the committed split no longer matches its seeded draw"
+    train, test = load_split("train"), load_split("test")
+    assert len(train) == len(test) == 400
+    assert Counter(t.category for t in train) == {c: 100 for c in CATEGORIES}
+    assert not {t.id for t in train} & {t.id for t in test}
+    assert len(load_split("all")) == 800
+    with pytest.raises(ValueError):
+        load_split("dev")  # type: ignore[arg-type]
+
+
+def test_miss_func_structure(bfcl_tasks):
+    task = next(t for t in bfcl_tasks if t.category == "miss_func")
+    (turn, names), = task.reveal_turns().items()
+    assert task.question[turn] == []
+    assert set(names) <= task.held_out_functions(turn - 1)
+    assert not task.held_out_functions(turn)
+    assert task.task_type == "miss_func" and REVEAL_MESSAGE.startswith("I have updated")
+
+
+def test_jsonl_round_trip(tmp_path, bfcl_tasks):
+    path = tmp_path / "tasks.jsonl"
+    assert write_tasks(path, bfcl_tasks[:5]) == 5
+    assert read_tasks(path) == bfcl_tasks[:5]
+
+
+def _write(path, rows):
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
+
+
+def test_malformed_files_name_file_line_and_field(tmp_path, bfcl_tasks):
+    good = bfcl_tasks[0].model_dump(mode="json")
+    path = tmp_path / "bad.jsonl"
+
+    _write(path, [good, "{not json"])
+    with pytest.raises(TaskFileError, match=r"bad.jsonl, line 2: invalid JSON"):
+        read_tasks(path)
+
+    _write(path, [good, dict(good, id="x", involved_classes=["Nope"])])
+    with pytest.raises(TaskFileError, match=r"line 2: field 'involved_classes'") as err:
+        read_tasks(path)
+    assert err.value.line == 2 and err.value.field == "involved_classes"
+
+    _write(path, [dict(good, ground_truth=good["ground_truth"][:-1])])
+    with pytest.raises(TaskFileError, match=r"line 1: .*turns"):
+        read_tasks(path)
+
+    _write(path, [good, good])
+    with pytest.raises(TaskFileError, match=r"field 'id'.*duplicate"):
+        read_tasks(path)
+
+    _write(path, [dict(good, category="other")])
+    with pytest.raises(TaskFileError, match=r"field 'category'"):
+        read_tasks(path)
+
+    with pytest.raises(TaskFileError, match="no such file"):
+        read_tasks(tmp_path / "missing.jsonl")
+
+
+def test_bfcl_entry_round_trip(bfcl_tasks):
+    task = next(t for t in bfcl_tasks if t.missed_function)
+    entry = task.to_bfcl_entry()
+    assert entry["id"] == task.id and "missed_function" in entry
+    assert "provenance" not in entry and "ground_truth" not in entry
+    assert Task.model_validate(dict(entry, category=task.category, ground_truth=task.ground_truth)) == task
