@@ -172,6 +172,12 @@ class DataEngine:
         path = Path(run_dir) / DB_FILE
         if not path.exists():
             raise FileNotFoundError(f"no engine state at {path}")
+        store = EngineStore(path)
+        try:
+            if not store.has_state():
+                raise FileNotFoundError(f"{path} holds no engine state (killed before its first save?)")
+        finally:
+            store.close()
         return cls(config, (), run_dir)
 
     load = resume

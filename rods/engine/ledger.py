@@ -30,6 +30,7 @@ class TaskStats:
         "first_rewards",
         "mean",
         "zone",
+        "_variance",
     )
 
     def __init__(self, task_id: str, task_type: str, origin: str, entry_step: int, K: int) -> None:
@@ -44,15 +45,16 @@ class TaskStats:
         self.first_rewards: list[float] = []  # the first `burn_in_rollouts` rewards
         self.mean = 0.0
         self.zone: Zone = "new"
+        self._variance: float | None = 0.0
 
     @property
     def variance(self) -> float:
-        """Population variance of the rewards in the window (0 when fewer than 2)."""
-        n = len(self.rewards)
-        if n < 2:
-            return 0.0
-        m = self.mean
-        return sum((r - m) * (r - m) for r in self.rewards) / n
+        """Population variance of the rewards in the window (0 when fewer than 2); cached."""
+        if self._variance is None:
+            n = len(self.rewards)
+            m = self.mean
+            self._variance = sum((r - m) * (r - m) for r in self.rewards) / n if n > 1 else 0.0
+        return self._variance
 
     def first_mean(self, burn_in_rollouts: int) -> float | None:
         """Mean of the first rewards once `burn_in_rollouts` of them are known."""
@@ -82,9 +84,10 @@ def check_rewards(task_id: str, rewards: Sequence[float]) -> list[float]:
         raise ValueError(f"rewards for task {task_id!r} must be numbers: {err}") from None
     if not values:
         raise ValueError(f"no rewards given for task {task_id!r}")
-    for r in values:
-        if not (0.0 <= r <= 1.0) or math.isnan(r):
-            raise ValueError(f"reward {r!r} for task {task_id!r} is outside [0, 1]")
+    total = sum(values)
+    if total != total or min(values) < 0.0 or max(values) > 1.0:  # NaN, or out of range
+        bad = next(r for r in values if not 0.0 <= r <= 1.0)
+        raise ValueError(f"reward {bad!r} for task {task_id!r} is outside [0, 1]")
     return values
 
 
@@ -126,15 +129,12 @@ class RewardLedger:
         """Record one group of rewards; returns the zone before and the updated stats."""
         stats = self._stats[task_id]
         old_zone = stats.zone
-        window = stats.rewards
+        rewards = rewards if isinstance(rewards, list) else list(rewards)
+        stats.rewards.extend(rewards)
         need_first = self.burn_in_rollouts - len(stats.first_rewards)
-        n = 0
-        for r in rewards:
-            window.append(r)
-            if need_first > 0:
-                stats.first_rewards.append(r)
-                need_first -= 1
-            n += 1
+        if need_first > 0:
+            stats.first_rewards.extend(rewards[:need_first])
+        n = len(rewards)
         stats.n_groups += 1
         stats.n_rewards += n
         if stats.last_step is None or step > stats.last_step:
@@ -145,6 +145,7 @@ class RewardLedger:
     def _refresh(self, stats: TaskStats) -> None:
         window = stats.rewards
         stats.mean = sum(window) / len(window) if window else 0.0
+        stats._variance = None
         stats.zone = classify(
             stats.mean,
             stats.n_rewards,

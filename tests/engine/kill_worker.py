@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conftest import make_seeds, make_task  # noqa: E402
+from engine_factory import make_seeds, make_task  # noqa: E402
 
 from rods.engine import DataEngine, EngineConfig  # noqa: E402
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import make_seeds, make_task, variant
+from engine_factory import make_seeds, make_task, variant
 from rods.engine import DataEngine, EngineConfig, PoolSynthesisWorker
 
 

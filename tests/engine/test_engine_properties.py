@@ -14,7 +14,7 @@ import tempfile
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from conftest import make_seeds, variant
+from engine_factory import make_seeds, variant
 from rods.engine import DataEngine, EngineConfig
 
 REWARDS = st.one_of(

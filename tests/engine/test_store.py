@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import make_seeds, variant
+from engine_factory import make_seeds, variant
 from rods.engine import DataEngine, EngineConfig
 from rods.engine.store import EngineStore
 

@@ -1,0 +1,129 @@
+"""Engine overhead: per-step cost (32 `observe` calls with K=16 rewards + `select_seeds`)
+and per epoch boundary, for an active pool of 800 and of 100,000 tasks.
+
+The engine must be invisible next to a GRPO step (seconds to minutes): the
+per-step cost should stay far below a millisecond at the paper's pool size,
+and the epoch boundary should grow no worse than linearly with pool size.
+Timings are in-memory (no run_dir) unless the row says "persistent", where the
+SQLite store is attached (ledger flushed every `flush_every_steps` steps,
+epoch decisions committed with fsync).
+
+Usage: python bench/engine_overhead.py [--steps 300]
+Last line: {"step_ms_800": ..., "step_ms_100k": ..., "epoch_ms_800": ..., "epoch_ms_100k": ...}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import tempfile
+import time
+
+from rods.engine import DataEngine, EngineConfig
+from rods.tasks import Provenance, Task
+
+TYPES = ("base", "long_context", "miss_func", "miss_param")
+TASKS_PER_STEP = 32
+K = 16
+
+
+def make_task(i: int, origin: str = "seed") -> Task:
+    return Task(
+        id=f"{origin}-{i}",
+        category=TYPES[i % 4],
+        question=[[{"role": "user", "content": f"task {origin} {i}"}]],
+        involved_classes=["MathAPI"],
+        ground_truth=[["add(a=1, b=2)"]],
+        provenance=Provenance(origin=origin, parent_id=None if origin == "seed" else f"seed-{i}"),
+    )
+
+
+def rewards_for(rng: random.Random, p: float) -> list[float]:
+    return [round(min(1.0, max(0.0, rng.random() * 0.5 + p - 0.25)), 3) for _ in range(K)]
+
+
+def build(n: int, run_dir: str | None) -> tuple[DataEngine, random.Random]:
+    """An engine with n/2 seeds and n/2 synthesized tasks, every task observed once."""
+    rng = random.Random(0)
+    half = n // 2
+    cfg = EngineConfig(capacity=half, stale_after_steps=None, burn_in_threshold=0.0, seed=0)
+    eng = DataEngine(cfg, [make_task(i) for i in range(half)], run_dir=run_dir)
+    eng.submit([make_task(i, "synthetic") for i in range(n - half)])
+    step = 0
+    while eng.queued_tasks():
+        eng.on_epoch_end(step)
+        step += 1
+    for tid in eng.active_ids():
+        eng.observe(step, tid, rewards_for(rng, rng.random()))
+    return eng, rng
+
+
+def time_steps(eng: DataEngine, rng: random.Random, steps: int, start: int) -> list[float]:
+    ids = eng.active_ids()
+    plan = [[(tid, rewards_for(rng, rng.random())) for tid in rng.sample(ids, TASKS_PER_STEP)] for _ in range(steps)]
+    out = []
+    for k, batch in enumerate(plan):
+        step = start + k
+        t0 = time.perf_counter()
+        for tid, rewards in batch:
+            eng.observe(step, tid, rewards)
+        eng.select_seeds(step)
+        out.append((time.perf_counter() - t0) * 1e3)
+    return out
+
+
+def time_epochs(eng: DataEngine, rng: random.Random, epochs: int, start: int, n: int) -> list[float]:
+    out = []
+    serial = n
+    for e in range(epochs):
+        step = start + e
+        fresh = [make_task(serial + j, "synthetic") for j in range(n // 5)]
+        serial += len(fresh)
+        eng.submit(fresh)
+        # the queue is full, some tasks drifted: the boundary has real work to do
+        for tid in rng.sample(eng.active_ids(), min(len(eng.active_ids()), n // 10)):
+            eng.observe(step, tid, [rng.choice([0.0, 1.0])] * K)
+        t0 = time.perf_counter()
+        eng.on_epoch_end(step)
+        out.append((time.perf_counter() - t0) * 1e3)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--epochs", type=int, default=3)
+    args = parser.parse_args()
+    rows, figures = [], {}
+    for n, label in ((800, "800"), (100_000, "100k")):
+        t0 = time.perf_counter()
+        eng, rng = build(n, None)
+        setup = time.perf_counter() - t0
+        steps = time_steps(eng, rng, args.steps, 1000)
+        epochs = time_epochs(eng, rng, args.epochs, 5000, n)
+        figures[f"step_ms_{label}"] = round(statistics.median(steps), 4)
+        figures[f"epoch_ms_{label}"] = round(statistics.median(epochs), 2)
+        rows.append((f"{n:>7} in-memory", statistics.median(steps), max(steps), statistics.median(epochs), setup))
+        if n == 800:
+            with tempfile.TemporaryDirectory() as d:
+                peng, prng = build(n, d)
+                psteps = time_steps(peng, prng, args.steps, 1000)
+                pepochs = time_epochs(peng, prng, args.epochs, 5000, n)
+                peng.close()
+            figures["step_ms_800_persistent"] = round(statistics.median(psteps), 4)
+            figures["epoch_ms_800_persistent"] = round(statistics.median(pepochs), 2)
+            rows.append((f"{n:>7} persistent", statistics.median(psteps), max(psteps),
+                         statistics.median(pepochs), float("nan")))
+    print(f"{'pool':>18} | {'step ms (median)':>16} | {'step ms (max)':>13} | {'epoch ms':>9} | setup s")
+    for name, med, mx, ep, setup in rows:
+        print(f"{name:>18} | {med:16.4f} | {mx:13.3f} | {ep:9.2f} | {setup:.1f}")
+    ratio = figures["epoch_ms_100k"] / figures["epoch_ms_800"]
+    print(f"epoch boundary grows {ratio:.0f}x for a {100_000 / 800:.0f}x larger pool "
+          f"({'sub-linear or linear' if ratio <= 125 * 1.5 else 'worse than linear'})")
+    print(json.dumps({k: figures[k] for k in ("step_ms_800", "step_ms_100k", "epoch_ms_800", "epoch_ms_100k")}))
+
+
+if __name__ == "__main__":
+    main()
