@@ -39,20 +39,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _load_tasks(path: Path | None) -> dict[str, Any]:
+class _BfclTasks:
+    """BFCL's tasks by id, each validated only when a trajectory first asks for it."""
+
+    def get(self, task_id: str) -> Any:
+        from rods.tasks.bfcl import bfcl_task
+
+        try:
+            return bfcl_task(task_id)
+        except KeyError:
+            return None
+
+
+def _load_tasks(path: Path | None) -> Any:
     if path is None:
-        from rods.tasks.bfcl import load_bfcl_tasks
+        return _BfclTasks()
+    from rods.tasks.jsonl import read_tasks
 
-        tasks = load_bfcl_tasks(copy=False)
-    else:
-        from rods.tasks.jsonl import read_tasks
-
-        tasks = read_tasks(path)
-    return {t.id: t for t in tasks}
+    return {t.id: t for t in read_tasks(path)}
 
 
-def iter_trajectories(path: Path, tasks: dict[str, Any]) -> Iterator[tuple[int, Any, list]]:
-    """Validated (line number, task, steps) of a trajectory file; raises TrajectoryError."""
+def iter_trajectories(path: Path, tasks: Any) -> Iterator[tuple[int, Any, list]]:
+    """Validated (line number, task, steps) of a trajectory file; raises TrajectoryError.
+
+    `tasks` is anything with `get(task_id) -> Task | None`.
+    """
     from rods.reward.progress import check_steps
 
     if not path.exists():

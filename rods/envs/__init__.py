@@ -6,14 +6,13 @@ classes; `rods.envs.calls` parses model text into calls without `eval`;
 """
 
 from rods.envs.calls import CallParseError, ToolCall, format_call, parse_call_text, parse_calls, tool_call_from_json
+from rods.envs.classes import CLASS_MODULES, api_class, method_owners, public_methods
 from rods.envs.environment import (
     BLOCKED_NAMES,
-    CLASS_MODULES,
     ERROR_PREFIX,
     EnvTemplate,
     ToolEnvironment,
     format_result,
-    method_owners,
     public_state,
 )
 from rods.envs.schemas import function_docs, function_names, task_tool_schemas, tool_schemas
@@ -25,6 +24,8 @@ __all__ = [
     "EnvTemplate",
     "CallParseError",
     "ToolCall",
+    "api_class",
+    "public_methods",
     "ToolEnvironment",
     "format_call",
     "format_result",

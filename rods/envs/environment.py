@@ -29,65 +29,34 @@ from __future__ import annotations
 
 import copy
 import decimal
-import importlib
-import inspect
 import json
 import logging
-import pickle
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from rods.envs.calls import CallParseError, ToolCall, parse_call_text
+from rods.envs.classes import (  # noqa: F401 - CLASS_MODULES & co. re-exported for callers
+    CLASS_MODULES,
+    STATELESS_CLASSES,
+    api_class,
+    freeze,
+    load_frozen,
+    load_instance,
+    method_owners,
+    public_methods,
+    thaw,
+)
 
 if TYPE_CHECKING:
     from rods.tasks.model import Task
 
 logger = logging.getLogger(__name__)
 
-_BACKEND = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
-#: Class name -> module of the BFCL API classes used by the multi-turn categories.
-CLASS_MODULES = {
-    "GorillaFileSystem": f"{_BACKEND}.gorilla_file_system",
-    "MathAPI": f"{_BACKEND}.math_api",
-    "MessageAPI": f"{_BACKEND}.message_api",
-    "TwitterAPI": f"{_BACKEND}.posting_api",
-    "TicketAPI": f"{_BACKEND}.ticket_api",
-    "TradingBot": f"{_BACKEND}.trading_bot",
-    "TravelAPI": f"{_BACKEND}.travel_booking",
-    "VehicleControlAPI": f"{_BACKEND}.vehicle_control",
-}
-#: Classes without a scenario to load (BFCL's STATELESS_CLASSES).
-STATELESS_CLASSES = frozenset({"MathAPI"})
 #: Names BFCL refuses before executing anything.
 BLOCKED_NAMES = frozenset({"kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run"})
 ERROR_PREFIX = "Error during execution: "
 
 _ATOMIC = (str, int, float, bool, type(None), bytes, complex)
-
-
-@lru_cache(maxsize=None)
-def api_class(name: str) -> type:
-    """The BFCL API class of that name (imported on first use)."""
-    if name not in CLASS_MODULES:
-        raise ValueError(f"unknown API class {name!r}; expected one of {sorted(CLASS_MODULES)}")
-    return getattr(importlib.import_module(CLASS_MODULES[name]), name)
-
-
-@lru_cache(maxsize=None)
-def public_methods(name: str) -> tuple[str, ...]:
-    """Names of the public methods of an API class, as BFCL maps them (bound, not `_`)."""
-    instance = api_class(name)()
-    return tuple(m for m, _ in inspect.getmembers(instance, predicate=inspect.ismethod) if not m.startswith("_"))
-
-
-def method_owners(involved_classes: Iterable[str]) -> dict[str, str]:
-    """Function name -> class that executes it; on a clash the last class wins (as in BFCL)."""
-    owners: dict[str, str] = {}
-    for cls in involved_classes:
-        for method in public_methods(cls):
-            owners[method] = cls
-    return owners
 
 
 def format_result(value: Any) -> str:
@@ -102,50 +71,37 @@ def format_result(value: Any) -> str:
     return str(value)
 
 
-def load_instances(initial_config: Mapping[str, Any], involved_classes: Iterable[str], long_context: bool) -> dict[str, Any]:
-    """Fresh, isolated instances of the involved classes, loaded from the initial config."""
-    instances: dict[str, Any] = {}
-    for cls in involved_classes:
-        instance = api_class(cls)()
-        if cls not in STATELESS_CLASSES:
-            instance._load_scenario(copy.deepcopy(dict(initial_config.get(cls, {}))), long_context=long_context)
-        instances[cls] = instance
-    # Own every attribute: cut references into BFCL's module-level tables.
-    return copy_instances(instances)
-
-
-def copy_instances(instances: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy of a set of instances (shared references stay shared).
-
-    A pickle round trip: the same result as `copy.deepcopy` for these plain
-    data objects, about 3x faster (deepcopy walks a seeded `random.Random`'s
-    625-word state in Python).
-    """
-    return pickle.loads(freeze_instances(instances))
-
-
-def freeze_instances(instances: dict[str, Any]) -> bytes:
-    """The instances as bytes, to be thawed into independent copies by `pickle.loads`."""
-    try:
-        return pickle.dumps(instances, protocol=pickle.HIGHEST_PROTOCOL)
-    except (pickle.PicklingError, TypeError, AttributeError) as err:
-        raise RuntimeError(f"environment state cannot be copied: {err}") from err
-
-
 class EnvTemplate:
-    """A frozen environment state that spawns independent environments cheaply."""
+    """A frozen environment state that spawns independent environments cheaply.
 
-    def __init__(self, env: ToolEnvironment):
-        self._blob = freeze_instances(env.instances)
-        self.involved_classes = list(env.involved_classes)
-        self.long_context = env.long_context
-        self._owners = dict(env._owners)
+    Each class is frozen separately and thawed only when the rollout first calls
+    one of its functions (or reads `instances`): untouched classes cost nothing,
+    and the reward knows their state is the template's.
+    """
+
+    def __init__(self, blobs: dict[str, bytes], involved_classes: list[str], long_context: bool):
+        self.blobs = blobs
+        self.involved_classes = list(involved_classes)
+        self.long_context = long_context
+        self._owners = method_owners(self.involved_classes)
+
+    @classmethod
+    def of(cls, env: ToolEnvironment) -> EnvTemplate:
+        """A template of an environment's current state."""
+        return cls({c: freeze(inst) for c, inst in env.instances.items()}, env.involved_classes, env.long_context)
+
+    @classmethod
+    def load(cls, task: Task) -> EnvTemplate:
+        """A template of a task's initial state (loaded as `ToolEnvironment(task)` would)."""
+        classes = list(task.involved_classes)
+        return cls({c: load_frozen(c, task.initial_config, task.long_context) for c in classes}, classes, task.long_context)
 
     def spawn(self) -> ToolEnvironment:
         """A new environment in the frozen state."""
-        return ToolEnvironment._from_instances(
-            pickle.loads(self._blob), list(self.involved_classes), self.long_context, self._owners
-        )
+        env = ToolEnvironment.__new__(ToolEnvironment)
+        env.involved_classes, env.long_context, env._owners = list(self.involved_classes), self.long_context, self._owners
+        env._live, env._frozen, env.template = {}, dict(self.blobs), self
+        return env
 
 
 class ToolEnvironment:
@@ -177,22 +133,41 @@ class ToolEnvironment:
             config, classes, long = task_or_config, list(involved_classes), bool(long_context)
         self.involved_classes: list[str] = classes
         self.long_context: bool = long
-        self.instances: dict[str, Any] = load_instances(config, classes, long)
         self._owners = method_owners(classes)
+        self._live: dict[str, Any] = {cls: load_instance(cls, config, long) for cls in classes}
+        self._frozen: dict[str, bytes] = {}
+        #: The template this env was spawned from (None if loaded directly).
+        self.template: EnvTemplate | None = None
 
-    @classmethod
-    def _from_instances(cls, instances: dict[str, Any], classes: list[str], long: bool, owners: dict[str, str]) -> ToolEnvironment:
-        env = cls.__new__(cls)
-        env.involved_classes, env.long_context, env.instances, env._owners = classes, long, instances, owners
-        return env
+    @property
+    def instances(self) -> dict[str, Any]:
+        """Class -> this rollout's instance (all thawed; callers may inspect or mutate them)."""
+        for cls in list(self._frozen):
+            self.instance(cls)
+        return self._live
+
+    def instance(self, cls: str) -> Any:
+        """One class's instance, thawed on first use."""
+        live = self._live.get(cls)
+        if live is None:
+            live = self._live[cls] = thaw(self._frozen.pop(cls))
+        return live
+
+    def untouched(self, cls: str) -> bool:
+        """True while a class's instance is still exactly its template's (never thawed)."""
+        return cls in self._frozen
 
     def fork(self) -> ToolEnvironment:
         """An independent deep copy of this environment in its current state."""
-        return self._from_instances(copy_instances(self.instances), list(self.involved_classes), self.long_context, self._owners)
+        env = ToolEnvironment.__new__(ToolEnvironment)
+        env.involved_classes, env.long_context, env._owners = list(self.involved_classes), self.long_context, self._owners
+        env._live = {cls: thaw(freeze(inst)) for cls, inst in self._live.items()}
+        env._frozen, env.template = dict(self._frozen), self.template
+        return env
 
     def freeze(self) -> EnvTemplate:
         """This environment's current state as a template that spawns independent copies."""
-        return EnvTemplate(self)
+        return EnvTemplate.of(self)
 
     # -- the tool surface ----------------------------------------------------
 
@@ -236,7 +211,7 @@ class ToolEnvironment:
         owner = self._owners.get(name)
         if owner is None:
             raise NameError(f"name '{name}' is not defined")
-        method = getattr(self.instances[owner], name)
+        method = getattr(self.instance(owner), name)
         args, kwargs = call.args, call.arguments
         # Parsed calls are cached and shared: never let an API method keep (and
         # later mutate) an argument object that another rollout also holds.
@@ -256,7 +231,7 @@ class ToolEnvironment:
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         """A deep copy of `state()`, safe to keep while the environment moves on."""
-        return copy.deepcopy(self.state())
+        return thaw(freeze(self.state()))
 
     def __repr__(self) -> str:
         return f"ToolEnvironment({self.involved_classes}, long_context={self.long_context})"

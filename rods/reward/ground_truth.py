@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,11 @@ class GroundTruth:
     #: Per turn: whether BFCL checks the turn (its ground truth is non-empty).
     checked: tuple[bool, ...]
     template: EnvTemplate
+    #: Per turn: class -> whether the initial state already equals the ground truth's
+    #: (decides the state check of classes a rollout never touched).
+    initial_matches: tuple[dict[str, bool], ...]
+    #: Per turn: the ground-truth results as (result, count) pairs (a multiset).
+    needed: tuple[tuple[tuple[str, int], ...], ...]
 
     @property
     def num_turns(self) -> int:
@@ -45,8 +50,9 @@ class GroundTruth:
 
 def compute_ground_truth(task: Task) -> GroundTruth:
     """Execute a task's ground truth turn by turn (no cache)."""
-    env = ToolEnvironment(task)
-    template = env.freeze()
+    template = EnvTemplate.load(task)
+    env = template.spawn()
+    initial = template.spawn().state()  # never executed on: safe to keep live
     results, states = [], []
     previous: dict[str, dict[str, Any]] | None = None
     for turn in task.ground_truth:
@@ -62,6 +68,8 @@ def compute_ground_truth(task: Task) -> GroundTruth:
         states=tuple(states),
         checked=tuple(bool(turn) for turn in task.ground_truth),
         template=template,
+        initial_matches=tuple({cls: initial[cls] == state[cls] for cls in state} for state in states),
+        needed=tuple(tuple(Counter(r).items()) for r in results),
     )
 
 

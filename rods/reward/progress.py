@@ -80,11 +80,22 @@ def is_empty_response(steps: Sequence[Sequence[Any]]) -> bool:
     return len(steps) == 0 or (len(steps) == 1 and len(steps[0]) == 0)
 
 
-def state_matches(env: ToolEnvironment, expected: dict[str, dict[str, Any]]) -> bool:
-    """Whether the env's public state equals a ground-truth snapshot (BFCL `_compare_instances`)."""
-    instances = env.instances
+def state_matches(
+    env: ToolEnvironment,
+    expected: dict[str, dict[str, Any]],
+    untouched_verdicts: dict[str, bool] | None = None,
+) -> bool:
+    """Whether the env's public state equals a ground-truth snapshot (BFCL `_compare_instances`).
+
+    `untouched_verdicts` (class -> bool) answers for classes the env never
+    thawed from its template, if that template is the ground truth's.
+    """
     for cls, attrs in expected.items():
-        instance = instances[cls]
+        if untouched_verdicts is not None and env.untouched(cls):
+            if not untouched_verdicts[cls]:
+                return False
+            continue
+        instance = env.instance(cls)
         for name, value in attrs.items():
             if getattr(instance, name, _MISSING) != value:
                 return False
@@ -128,15 +139,15 @@ class ProgressScorer:
         self._results_so_far.update(results)
         empty = (len(results) == 0) if empty is None else empty
         checked = gt.checked[t]
-        state_pass = state_matches(env, gt.states[t])
+        shortcut = gt.initial_matches[t] if getattr(env, "template", None) is gt.template else None
+        state_pass = state_matches(env, gt.states[t], shortcut)
         if not checked:
             exec_pass = True
         elif empty:
             exec_pass = False
         else:
-            needed = Counter(gt.results[t])
             have = self._results_so_far
-            exec_pass = all(have[r] >= n for r, n in needed.items())
+            exec_pass = all(have[r] >= n for r, n in gt.needed[t])
         verdict = TurnVerdict(t, state_pass, exec_pass, checked, empty)
         self._verdicts.append(verdict)
         return verdict

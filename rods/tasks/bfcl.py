@@ -41,16 +41,38 @@ def _read_jsonl(path: Path) -> list[dict]:
 
 
 @lru_cache(maxsize=None)
-def _load_category(category: Category) -> tuple[Task, ...]:
+def _raw_category(category: Category) -> tuple[dict, ...]:
+    """The category's entries as raw dicts (question side + ground truth), not yet validated."""
     data = bfcl_data_dir()
     name = f"BFCL_v4_multi_turn_{category}.json"
     questions = _read_jsonl(data / name)
     answers = {row["id"]: row["ground_truth"] for row in _read_jsonl(data / "possible_answer" / name)}
-    tasks = []
-    for row in questions:
-        row = dict(row, category=category, ground_truth=answers[row["id"]])
-        tasks.append(Task.model_validate(row))
-    return tuple(tasks)
+    return tuple(dict(row, category=category, ground_truth=answers[row["id"]]) for row in questions)
+
+
+@lru_cache(maxsize=None)
+def _raw_index() -> dict[str, dict]:
+    return {row["id"]: row for c in CATEGORIES for row in _raw_category(c)}
+
+
+@lru_cache(maxsize=None)
+def _load_category(category: Category) -> tuple[Task, ...]:
+    return tuple(bfcl_task(row["id"]) for row in _raw_category(category))
+
+
+@lru_cache(maxsize=None)
+def bfcl_task(task_id: str) -> Task:
+    """One BFCL task by id, validated on first use (shared object: do not edit it).
+
+    Cheaper than loading all 800 when only a few are needed (`rods reward`).
+    Raises KeyError for an unknown id.
+    """
+    return Task.model_validate(_raw_index()[task_id])
+
+
+def bfcl_task_ids() -> list[str]:
+    """The ids of all BFCL multi-turn tasks, in BFCL's order."""
+    return list(_raw_index())
 
 
 def load_bfcl_tasks(categories: tuple[Category, ...] = CATEGORIES, *, copy: bool = True) -> list[Task]:

@@ -1,0 +1,108 @@
+"""The BFCL API classes: where they live, their public methods, loading and copying instances.
+
+Loading mirrors BFCL (`_load_scenario(deepcopy(config), long_context=...)`,
+nothing for stateless classes); copying is a pickle round trip, which for these
+plain-data objects equals `copy.deepcopy` and is several times faster.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import inspect
+import io
+import pickle
+import random
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import Any
+
+_BACKEND = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
+#: Class name -> module of the BFCL API classes used by the multi-turn categories.
+CLASS_MODULES = {
+    "GorillaFileSystem": f"{_BACKEND}.gorilla_file_system",
+    "MathAPI": f"{_BACKEND}.math_api",
+    "MessageAPI": f"{_BACKEND}.message_api",
+    "TwitterAPI": f"{_BACKEND}.posting_api",
+    "TicketAPI": f"{_BACKEND}.ticket_api",
+    "TradingBot": f"{_BACKEND}.trading_bot",
+    "TravelAPI": f"{_BACKEND}.travel_booking",
+    "VehicleControlAPI": f"{_BACKEND}.vehicle_control",
+}
+#: Classes without a scenario to load (BFCL's STATELESS_CLASSES).
+STATELESS_CLASSES = frozenset({"MathAPI"})
+
+
+@lru_cache(maxsize=None)
+def api_class(name: str) -> type:
+    """The BFCL API class of that name (imported on first use)."""
+    if name not in CLASS_MODULES:
+        raise ValueError(f"unknown API class {name!r}; expected one of {sorted(CLASS_MODULES)}")
+    return getattr(importlib.import_module(CLASS_MODULES[name]), name)
+
+
+@lru_cache(maxsize=None)
+def public_methods(name: str) -> tuple[str, ...]:
+    """Names of the public methods of an API class, as BFCL maps them (bound, not `_`)."""
+    instance = api_class(name)()
+    return tuple(m for m, _ in inspect.getmembers(instance, predicate=inspect.ismethod) if not m.startswith("_"))
+
+
+def method_owners(involved_classes: Iterable[str]) -> dict[str, str]:
+    """Function name -> class that executes it; on a clash the last class wins (as in BFCL)."""
+    owners: dict[str, str] = {}
+    for cls in involved_classes:
+        for method in public_methods(cls):
+            owners[method] = cls
+    return owners
+
+
+def _load_shared(cls: str, initial_config: Mapping[str, Any], long_context: bool) -> Any:
+    # Loaded as BFCL loads it: may still share BFCL's module-level dicts.
+    instance = api_class(cls)()
+    if cls not in STATELESS_CLASSES:
+        instance._load_scenario(copy.deepcopy(dict(initial_config.get(cls, {}))), long_context=long_context)
+    return instance
+
+
+def load_instance(cls: str, initial_config: Mapping[str, Any], long_context: bool) -> Any:
+    """A fresh instance loaded from the task's config, owning all its data.
+
+    Isolation: BFCL's long-context loading hangs module-level dicts (travel cards
+    and bookings) into the instance; the copy at the end cuts those references.
+    """
+    return thaw(freeze(_load_shared(cls, initial_config, long_context)))
+
+
+def load_frozen(cls: str, initial_config: Mapping[str, Any], long_context: bool) -> bytes:
+    """`freeze(load_instance(...))` without the intermediate copy (the bytes own their data)."""
+    return freeze(_load_shared(cls, initial_config, long_context))
+
+
+def _thaw_random(state: tuple) -> random.Random:
+    twin = random.Random.__new__(random.Random)  # no seeding from the OS: setstate follows
+    twin.setstate(state)
+    return twin
+
+
+class _Pickler(pickle.Pickler):
+    # `Random.__reduce__` re-seeds from os.urandom before restoring the state; skip that.
+    def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is random.Random:
+            return _thaw_random, (obj.getstate(),)
+        return NotImplemented
+
+
+def freeze(obj: Any) -> bytes:
+    """An object graph as bytes; `thaw` makes independent deep copies of it."""
+    buffer = io.BytesIO()
+    try:
+        _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    except (pickle.PicklingError, TypeError, AttributeError) as err:
+        raise RuntimeError(f"environment state cannot be copied: {err}") from err
+    return buffer.getvalue()
+
+
+def thaw(blob: bytes) -> Any:
+    """A new deep copy of a frozen object graph."""
+    return pickle.loads(blob)
