@@ -1,0 +1,165 @@
+"""A verl `data.custom_cls` dataset whose rows are rods tasks, live from the engine's pool.
+
+verl builds its train and validation datasets with the class named in
+`data.custom_cls`, passing `data.train_files` / `data.val_files`:
+
+- ``rods://pool``: the rows are the engine actor's active pool. verl's sampler
+  reads ``len(dataset)`` each time the dataloader starts an epoch; at that
+  moment, if the previous epoch has been served in full, the dataset asks the
+  engine to run its epoch boundary (retire, inject queued variants) and
+  re-reads the pool, so the new epoch samples the new pool;
+- ``bfcl:train|test|all`` or a tasks JSONL path: a fixed set (validation).
+
+Rows are counted as the dataloader fetches them (hence
+`data.dataloader_num_workers: 0`): each new batch starts a training step,
+which tells the engine actor that the previous step is over (its seeds go to
+synthesis; `EngineService.begin_step`). Each row carries its task as JSON in
+``extra_info['task']`` (verl's per-step ``uid`` is random, so the task id
+travels there too) and names the rods agent loop in ``agent_name``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import torch
+from torch.utils.data import Dataset
+
+from rods.integrations.verl.settings import AGENT_NAME, POOL_SOURCE, RodsVerlSettings, check_against_verl
+from rods.tasks import Task
+
+logger = logging.getLogger(__name__)
+
+
+def task_row(task: Task, index: int, *, report: bool) -> dict[str, Any]:
+    """One verl row for `task` (what `RLHFDataset.__getitem__` would return)."""
+    first = next((m.content for turn in task.question for m in turn if m.role == "user"), "")
+    return {
+        "raw_prompt": [{"role": "user", "content": first}],
+        "data_source": f"rods/{task.category}",
+        "agent_name": AGENT_NAME,
+        "reward_model": {"style": "rods", "ground_truth": ""},
+        "extra_info": {"index": index, "task_id": task.id, "task": task.model_dump_json(), "report": report},
+    }
+
+
+def _sources(data_files: Any) -> list[str]:
+    if isinstance(data_files, str):
+        return [data_files]
+    return [str(f) for f in data_files]
+
+
+class RodsTaskDataset(Dataset):
+    """Rows from the engine's live pool (``rods://pool``) or from fixed task files (see module docstring).
+
+    Args follow verl's `RLHFDataset`: `data_files`, `tokenizer`, `config` (the
+    `data:` section), `processor`, `max_samples`. The rods settings come from
+    ``config.rods`` if present, else from the trainer config verl passes as
+    ``config`` (a `data` section cannot see the root, so `from_config` is used in tests).
+    """
+
+    def __init__(
+        self,
+        data_files: Any,
+        tokenizer: Any = None,
+        config: Any = None,
+        processor: Any = None,
+        max_samples: int = -1,
+        *,
+        settings: RodsVerlSettings | None = None,
+        engine: Any = None,
+    ) -> None:
+        sources = _sources(data_files)
+        self.live = sources == [POOL_SOURCE]
+        if POOL_SOURCE in sources and not self.live:
+            raise ValueError(f"{POOL_SOURCE} cannot be combined with other data files: {sources}")
+        self.batch_size = int(config.get("gen_batch_size") or config.get("train_batch_size") or 1) if config else 1
+        self.max_samples = max_samples
+        self.settings = settings
+        self.engine = engine
+        self.epoch = 0
+        self.step = 0
+        self._served = 0
+        self._epoch_rows = 0
+        self.last_report: dict[str, Any] | None = None
+        if self.live:
+            if self.engine is None:
+                from rods.integrations.verl.engine_actor import RemoteEngine
+
+                self.settings = self.settings or _settings_from_data_config(config)
+                self.engine = RemoteEngine.connect(self.settings)
+            self.step = int(self.engine.current_step())
+            self._set_rows(self.engine.active_tasks())
+        else:
+            from rods.integrations.verl.engine_actor import load_task_source
+
+            tasks = [t for source in sources for t in load_task_source(source)]
+            self._set_rows(tasks)
+
+    def _set_rows(self, tasks: list[Task]) -> None:
+        if self.max_samples is not None and self.max_samples > 0:
+            tasks = tasks[: self.max_samples]
+        self.rows = [task_row(t, i, report=self.live) for i, t in enumerate(tasks)]
+        self.task_ids = [t.id for t in tasks]
+        self._served = 0
+        self._epoch_rows = (len(self.rows) // self.batch_size) * self.batch_size  # drop_last=True
+        if self.live and self._epoch_rows == 0:
+            raise ValueError(
+                f"the active pool has {len(self.rows)} tasks, fewer than one batch of {self.batch_size}"
+            )
+
+    def _maybe_new_epoch(self) -> None:
+        """If the last epoch was served in full, run the engine's epoch boundary and re-read the pool."""
+        if not self.live or self._served < self._epoch_rows:
+            return
+        result = self.engine.end_epoch(self.step)
+        self.last_report = result["report"]
+        self.epoch += 1
+        self._set_rows(result["tasks"])
+        logger.info(
+            "epoch %d begins at step %d: %d tasks (%d injected, %d retired)",
+            self.epoch, self.step, len(self.rows), len(self.last_report["injected"]), len(self.last_report["retired"]),
+        )
+
+    def __len__(self) -> int:
+        self._maybe_new_epoch()
+        return len(self.rows)
+
+    def __getitem__(self, item: int) -> dict[str, Any]:
+        if self.live:
+            self._maybe_new_epoch()
+            if self._served % self.batch_size == 0:
+                self.step += 1
+                self.engine.begin_step(self.step)
+            self._served += 1
+        row = dict(self.rows[item])
+        row["extra_info"] = dict(row["extra_info"])
+        row["raw_prompt"] = list(row["raw_prompt"])
+        row["dummy_tensor"] = torch.tensor([0], dtype=torch.uint8)
+        row["index"] = row["extra_info"]["index"]
+        row["tools_kwargs"] = {}
+        row["interaction_kwargs"] = {}
+        return row
+
+    # verl's legacy trainer calls this after each step; the epoch logic above needs nothing from it.
+    def on_batch_end(self, batch: Any) -> None:
+        return None
+
+    @classmethod
+    def from_config(cls, config: Any, split: str = "train", **kwargs: Any) -> RodsTaskDataset:
+        """Build from a whole verl trainer config (checks rods against verl settings first)."""
+        settings = RodsVerlSettings.from_trainer_config(config)
+        check_against_verl(settings, config)
+        files = config.data.train_files if split == "train" else config.data.val_files
+        return cls(files, None, config.data, settings=settings, **kwargs)
+
+
+def _settings_from_data_config(data_config: Any) -> RodsVerlSettings:
+    """verl hands the dataset only the `data:` section; the rods section travels in `data.rods`."""
+    if data_config is not None and data_config.get("rods") is not None:
+        return RodsVerlSettings.from_trainer_config(data_config)
+    raise ValueError(
+        "the rods pool dataset needs the rods settings: set `data.rods: ${rods}` in the verl config "
+        "(configs/verl/rods_paper.yaml does)"
+    )

@@ -1,0 +1,115 @@
+"""configs/verl load and validate with verl 0.9.1's own config machinery (hydra + dataclass configs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("verl", reason="verl is not installed (scripts/install_verl_cpu.sh)")
+
+from hydra import compose, initialize_config_dir  # noqa: E402
+from omegaconf import OmegaConf  # noqa: E402
+
+from rods.integrations.verl.settings import AGENT_NAME, POOL_SOURCE, RodsVerlSettings, check_against_verl  # noqa: E402
+
+CONFIG_DIR = Path(__file__).resolve().parents[3] / "configs" / "verl"
+EXPERIMENTS = sorted(p.stem for p in CONFIG_DIR.glob("*.yaml") if p.stem != "agent_loops")
+
+
+def load(name: str, overrides: list[str] | None = None):
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
+        return compose(config_name=name, overrides=overrides or [])
+
+
+@pytest.fixture(scope="module")
+def configs():
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
+        return {name: compose(config_name=name) for name in EXPERIMENTS}
+
+
+def test_verl_is_the_pinned_cpu_install():
+    import torch
+    import verl
+
+    assert verl.__version__ == "0.9.1"
+    assert torch.__version__.startswith("2.13.0") and not torch.cuda.is_available()
+    # the modules rods builds on import without vLLM
+    import verl.experimental.agent_loop.agent_loop  # noqa: F401
+    import verl.trainer.ppo.ray_trainer  # noqa: F401
+    import verl.utils.dataset.rl_dataset  # noqa: F401
+    import verl.workers.reward_manager  # noqa: F401
+
+
+def test_every_experiment_passes_verls_validation(configs):
+    from verl.trainer.config import AlgoConfig
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import omega_conf_to_dataclass, validate_config
+    from verl.workers.config import RolloutConfig
+
+    assert {"rods_paper", "static", "ablate_binary_reward", "capacity_50"} <= set(configs)
+    for name, cfg in configs.items():
+        OmegaConf.resolve(cfg)
+        validate_config(cfg, use_reference_policy=need_reference_policy(cfg), use_critic=need_critic(cfg))
+        rollout = omega_conf_to_dataclass(cfg.actor_rollout_ref.rollout)
+        assert isinstance(rollout, RolloutConfig), name
+        assert rollout.agent.default_agent_loop == AGENT_NAME and rollout.multi_turn.enable, name
+        assert isinstance(omega_conf_to_dataclass(cfg.algorithm), AlgoConfig)
+        assert cfg.algorithm.adv_estimator == "grpo"
+        settings = RodsVerlSettings.from_trainer_config(cfg)
+        check_against_verl(settings, cfg)
+        assert settings.engine_config().K == rollout.n == 16
+        assert cfg.data.train_files == POOL_SOURCE
+        assert cfg.data.custom_cls.name == "RodsTaskDataset"
+        assert RodsVerlSettings.from_trainer_config(cfg.data) == settings  # what the dataset sees
+
+
+def test_verl_loads_the_custom_dataset_class_and_agent_loop_file(configs):
+    from verl.utils.dataset.rl_dataset import get_dataset_class
+    from verl.utils.import_utils import resolve_config_path
+
+    from rods.integrations.verl.dataset import RodsTaskDataset
+
+    cfg = configs["rods_paper"]
+    assert get_dataset_class(cfg.data) is RodsTaskDataset
+    loops = OmegaConf.load(resolve_config_path(str(CONFIG_DIR / "agent_loops.yaml")))
+    assert [entry.name for entry in loops] == [AGENT_NAME]
+    assert loops[0]._target_ == "rods.integrations.verl.agent_loop.RodsAgentLoop"
+
+
+def test_ablations_change_only_what_they_name(configs):
+    paper = RodsVerlSettings.from_trainer_config(configs["rods_paper"])
+    engine = paper.engine_config()
+    assert paper.reward == "progress" and engine.capacity == 400 and not engine.random_seeds
+    assert paper.synthesis is not None and paper.synthesis.model.startswith("Qwen/Qwen3-32B")
+
+    def settings(name):
+        return RodsVerlSettings.from_trainer_config(configs[name])
+
+    assert settings("ablate_binary_reward").reward == "binary"
+    assert settings("ablate_random_seeds").engine_config().random_seeds
+    assert settings("ablate_no_retirement").engine_config().no_retirement
+    assert settings("ablate_one_shot").engine_config().one_shot
+    assert settings("static").synthesis is None and settings("static").engine_config().capacity == 0
+    assert [settings(f"capacity_{c}").engine_config().capacity for c in (50, 100, 200)] == [50, 100, 200]
+    assert settings("ablate_no_rewrite").synthesis.pipeline_kwargs == {"rewrite": False}
+    for name in EXPERIMENTS:
+        assert configs[name].trainer.experiment_name == name
+
+
+def test_mismatched_settings_are_named():
+    cfg = load("rods_paper", ["actor_rollout_ref.rollout.n=8", "rods.engine.K=16"])
+    with pytest.raises(ValueError, match=r"rollout.n=8 but rods.engine.K=16"):
+        check_against_verl(RodsVerlSettings.from_trainer_config(cfg), cfg)
+    cfg = load("rods_paper", ["data.dataloader_num_workers=4"])
+    with pytest.raises(ValueError, match="dataloader_num_workers"):
+        check_against_verl(RodsVerlSettings.from_trainer_config(cfg), cfg)
+    cfg = load("rods_paper", ["+rods.engine.alpha_plus=2.0"])
+    with pytest.raises(ValueError, match="rods.engine: invalid EngineConfig"):
+        RodsVerlSettings.from_trainer_config(cfg)
+    cfg = load("rods_paper", ["+rods.rewrd=binary"])
+    with pytest.raises(ValueError, match=r"unknown key\(s\) \['rewrd'\]"):
+        RodsVerlSettings.from_trainer_config(cfg)
+    cfg = load("rods_paper", ["rods.synthesis.base_url=null"])
+    with pytest.raises(ValueError, match="base_url is required"):
+        RodsVerlSettings.from_trainer_config(cfg)
