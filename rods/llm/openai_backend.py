@@ -2,8 +2,9 @@
 
 Structured output: when a JSON Schema is requested the backend first asks the
 server for ``response_format={"type": "json_schema", ...}``; if the server
-rejects that (HTTP 400/422), it falls back to ``{"type": "json_object"}``, then
-to plain text, and remembers the level that worked. The base class validates
+rejects that, it falls back to JSON mode with the schema attached (what
+llama-cpp-python understands), then plain JSON mode, then plain text with the
+schema in the prompt, and remembers the level that worked. The base class validates
 the reply either way and runs the repair loop, so weak servers still work.
 
 Timeouts, 5xx, 429, lost connections and unreadable response bodies are
@@ -32,8 +33,10 @@ from rods.llm.base import (
 
 logger = logging.getLogger(__name__)
 
-#: Structured-output levels, strongest first.
-LEVELS = ("json_schema", "json_object", "none")
+#: Structured-output levels, strongest first. "json_object_schema" is JSON mode
+#: with the schema attached (``{"type": "json_object", "schema": ...}``), which
+#: llama-cpp-python turns into a grammar; others accept or reject it.
+LEVELS = ("json_schema", "json_object_schema", "json_object", "none")
 
 
 class OpenAIBackend(LLMBackend):
@@ -44,8 +47,8 @@ class OpenAIBackend(LLMBackend):
             (default: ``$OPENAI_BASE_URL``, else OpenAI's).
         model: the served model name; None asks ``/v1/models`` for the first one.
         api_key: default ``$OPENAI_API_KEY``, else ``"EMPTY"`` (local servers ignore it).
-        structured: "auto" (try json_schema, then json_object, then none) or one of
-            ``LEVELS`` to fix the level.
+        structured: "auto" (try the ``LEVELS`` in order, keeping the first the
+            server accepts) or one of ``LEVELS`` to fix the level.
         config: shared behaviour (timeout, retries, concurrency, ...).
     """
 
@@ -99,20 +102,14 @@ class OpenAIBackend(LLMBackend):
             kwargs = self._kwargs(request, model, level)
             try:
                 response = self.client.chat.completions.create(**kwargs)
-            except openai.BadRequestError as exc:
-                if self._downgrade(level, kwargs, exc):
-                    continue
-                raise LLMError(f"{self.base_url} rejected the request: {_detail(exc)}", kind="bad_request") from exc
-            except openai.UnprocessableEntityError as exc:
-                if self._downgrade(level, kwargs, exc):
-                    continue
-                raise LLMError(f"{self.base_url} rejected the request: {_detail(exc)}", kind="bad_request") from exc
             except openai.APITimeoutError as exc:
                 raise TransientLLMError(f"no answer from {self.base_url} within {request.timeout_s}s",
                                         kind="timeout") from exc
             except openai.APIConnectionError as exc:
                 raise TransientLLMError(f"cannot reach {self.base_url}: {exc}", kind="connection") from exc
             except openai.APIStatusError as exc:
+                if self._downgrade(level, kwargs, exc):
+                    continue
                 if exc.status_code >= 500 or exc.status_code in (408, 409, 429):
                     raise TransientLLMError(f"HTTP {exc.status_code} from {self.base_url}: {_detail(exc)}",
                                             kind="server") from exc
@@ -144,17 +141,25 @@ class OpenAIBackend(LLMBackend):
                     "type": "json_schema",
                     "json_schema": {"name": _safe_name(request.schema_name), "schema": request.json_schema},
                 }
-            elif LEVELS[level] in ("json_schema", "json_object"):
+            elif LEVELS[level] == "json_object_schema" and not generic:
+                kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
+            elif LEVELS[level] != "none":
                 kwargs["response_format"] = {"type": "json_object"}
-            if LEVELS[level] != "json_schema" and not generic:
+            if LEVELS[level] not in ("json_schema", "json_object_schema") and not generic:
                 # The server will not see the schema: put it in the prompt.
                 kwargs["messages"] = [*request.messages,
                                       {"role": "system", "content": json_instruction(request.json_schema)}]
         return kwargs
 
     def _downgrade(self, level: int, kwargs: dict[str, Any], exc: openai.APIStatusError) -> bool:
-        """After a 400/422 on a structured request, step down one level; True to resend."""
+        """After the server rejected a structured request, step down one level; True to resend.
+
+        A rejection is a 400/422, or any error whose message names ``response_format``
+        (llama-cpp-python answers an unknown format with HTTP 500).
+        """
         if "response_format" not in kwargs or level >= len(LEVELS) - 1:
+            return False
+        if exc.status_code not in (400, 422) and "response_format" not in _detail(exc):
             return False
         with self._lock:
             if self._level == level:

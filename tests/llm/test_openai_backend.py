@@ -145,14 +145,30 @@ def test_structured_output_falls_back_when_the_server_rejects_it(scripted_openai
     assert llm.structured_level == "json_schema"
     reply = llm.chat(USER, json_schema=PLAN)
     assert reply.data == {"calls": ["ls()"]}
-    formats = [(r.get("response_format") or {}).get("type") for r in server.requests]
-    assert formats == ["json_schema", "json_object", None]
+    formats = [r.get("response_format") for r in server.requests]
+    assert [(f or {}).get("type") for f in formats] == ["json_schema", "json_object", "json_object", None]
+    assert formats[1]["schema"] == PLAN and "schema" not in formats[2]
     assert llm.structured_level == "none"
     # Without server-side structure the schema travels in the prompt instead.
     assert json.dumps(PLAN) in server.requests[-1]["messages"][-1]["content"]
     # The level is remembered: the next call goes straight to plain text.
     llm.chat(USER, json_schema=PLAN)
-    assert "response_format" not in server.requests[-1] and len(server.requests) == 4
+    assert "response_format" not in server.requests[-1] and len(server.requests) == 5
+
+
+def test_llama_cpp_style_500_on_response_format_also_falls_back(scripted_openai_server):
+    def answer(body):
+        if (body.get("response_format") or {}).get("type") == "json_schema":
+            return {"status": 500, "body": {"error": {"message": "('body', 'response_format', 'type'): "
+                                                                 "Input should be 'text' or 'json_object'"}}}
+        return {"json": {"calls": []}}
+
+    server = scripted_openai_server.script([], default=answer)
+    llm = backend(server, max_retries=0)
+    assert llm.chat(USER, json_schema=PLAN).data == {"calls": []}
+    assert llm.structured_level == "json_object_schema"
+    assert server.requests[-1]["response_format"] == {"type": "json_object", "schema": PLAN}
+    assert llm.stats.total.retries == 0 and llm.stats.total.failures == 0
 
 
 def test_json_mode_asks_for_a_json_object(scripted_openai_server):

@@ -22,6 +22,9 @@ from pathlib import Path
 
 #: The name the server gives the model (``--model_alias``).
 MODEL_ALIAS = "smollm2-135m"
+#: SmolLM2 speaks ChatML; this llama-cpp-python chat handler also constrains
+#: tool calls with a grammar (forced ``tool_choice`` gives JSON arguments).
+CHAT_FORMAT = "chatml-function-calling"
 
 
 def llama_cpp_available() -> bool:
@@ -38,8 +41,10 @@ def free_port() -> int:
 class LlamaServer:
     """One llama.cpp server process; ``base_url`` is ready once :meth:`start` returns."""
 
-    def __init__(self, model: Path, *, n_ctx: int = 4096, n_threads: int = 2, startup_timeout_s: float = 120.0):
+    def __init__(self, model: Path, *, n_ctx: int = 4096, n_threads: int = 2, chat_format: str | None = CHAT_FORMAT,
+                 startup_timeout_s: float = 120.0):
         self.model = Path(model)
+        self.chat_format = chat_format
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.startup_timeout_s = startup_timeout_s
@@ -61,7 +66,7 @@ class LlamaServer:
             "--n_ctx", str(self.n_ctx),
             "--n_threads", str(self.n_threads),
             "--verbose", "False",
-        ]
+        ] + (["--chat_format", self.chat_format] if self.chat_format else [])
 
     def start(self) -> LlamaServer:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
