@@ -2,7 +2,7 @@
 
 Accepted variants wait in a FIFO candidate queue and join the active pool only
 at epoch boundaries, at most `max_injection_fraction` of the active pool size
-at a time. Retirement (synthesized tasks only; human seeds never leave), in
+(counted after this boundary's retirements) at a time. Retirement (synthesized tasks only; human seeds never leave), in
 this order, each task retired for the first reason that applies:
 
 1. *burn-in*: the mean of its first `burn_in_rollouts` rewards is below
@@ -124,6 +124,9 @@ class ReplayPool:
                     for tid in oldest:
                         plan.retire[tid] = "capacity"
                 synth_after = len(synthetic) - len(plan.retire)
+        # the cap applies to the pool after *all* retirements, capacity pruning included
+        n_active = len(self.active) - len(plan.retire)
+        n_inject = min(n_inject, math.floor(cfg.max_injection_fraction * n_active + 1e-9))
         n_inject = max(0, min(n_inject, cfg.capacity - synth_after))
         plan.inject = list(self.queue)[:n_inject] if n_inject else []
         return plan
