@@ -25,11 +25,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import ray
 
 from rods.engine import DataEngine, EpochReport, SubmitResult
+from rods.engine.store import DB_FILE
 from rods.integrations.verl.settings import RodsVerlSettings
 from rods.tasks import Task, load_split, read_tasks
 
@@ -56,8 +58,12 @@ class EngineService:
 
     def __init__(self, settings: dict[str, Any], seeds: Sequence[Task] | None = None) -> None:
         self.settings = RodsVerlSettings.from_dict(settings)
-        seeds = list(seeds) if seeds is not None else load_task_source(self.settings.seeds)
-        self.engine = DataEngine(self.settings.engine_config(), seeds, run_dir=self.settings.run_dir)
+        config = self.settings.engine_config()
+        if seeds is None and (Path(self.settings.run_dir) / DB_FILE).exists():
+            self.engine = DataEngine.resume(self.settings.run_dir, config)  # a restarted actor
+        else:
+            seeds = list(seeds) if seeds is not None else load_task_source(self.settings.seeds)
+            self.engine = DataEngine(config, seeds, run_dir=self.settings.run_dir)
         last = getattr(self.engine, "last_step", getattr(self.engine, "_last_step", -1))
         self._step = max(int(last), 0)
         self._finished = self._step  # steps up to here have been finished (seeds selected, flushed)
