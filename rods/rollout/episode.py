@@ -26,7 +26,7 @@ from rods.envs.calls import format_call
 from rods.envs.schemas import function_docs, task_tool_schemas
 from rods.reward import ProgressScorer
 from rods.rollout.parse import ParsedReply, parse_tool_calls
-from rods.rollout.prompt import ToolFormat, reveal_message, system_message
+from rods.rollout.prompt import ToolDocs, ToolFormat, reveal_message, system_message
 from rods.rollout.trajectory import Trajectory, TurnRecord
 from rods.tasks import Task
 
@@ -56,6 +56,8 @@ class Episode:
         tools_in_prompt: write the tool descriptions into the messages (for
             chat templates without tool support). Always true for `pythonic`.
         on_step_cap: ``end_turn`` (training) or ``force_quit`` (BFCL's eval).
+        tool_docs: ``full`` tool descriptions in the prompt or ``compact``
+            signatures (a quarter of the tokens; for small models on CPU).
         sample_index: which of the K rollouts of the task this is.
     """
 
@@ -68,6 +70,7 @@ class Episode:
         tool_format: ToolFormat = "hermes",
         tools_in_prompt: bool = False,
         on_step_cap: Literal["end_turn", "force_quit"] = "end_turn",
+        tool_docs: ToolDocs = "full",
         sample_index: int = 0,
     ):
         if tool_format not in ("hermes", "pythonic"):
@@ -81,6 +84,7 @@ class Episode:
         self.tool_format: ToolFormat = tool_format
         self.tools_in_prompt = tools_in_prompt or tool_format == "pythonic"
         self.on_step_cap = on_step_cap
+        self.tool_docs: ToolDocs = tool_docs
         self.sample_index = sample_index
         self._scorer = ProgressScorer(task)
         self.env: ToolEnvironment = self._scorer.new_env()
@@ -91,7 +95,9 @@ class Episode:
         self._call_counter = 0
         self._tools = task_tool_schemas(task, 0)
         self._messages: list[dict] = [
-            system_message(self._described(self._tools), self.tool_format, self.tools_in_prompt, system_prompt)
+            system_message(
+                self._described(self._tools), self.tool_format, self.tools_in_prompt, system_prompt, tool_docs
+            )
         ]
         self._messages += self._user_turn(0)
 
@@ -216,5 +222,7 @@ class Episode:
             self._tools = task_tool_schemas(self.task, turn)
             names = set(revealed)
             new_tools = [t for t in self._tools if t["function"]["name"] in names]
-            return [reveal_message(self._described(new_tools), self.tool_format, self.tools_in_prompt)]
+            return [reveal_message(
+                    self._described(new_tools), self.tool_format, self.tools_in_prompt, self.tool_docs
+                )]
         return [m.model_dump() for m in self.task.question[turn]]

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from rods.rollout.episode import DEFAULT_MAX_STEPS, Episode
-from rods.rollout.prompt import ToolFormat
+from rods.rollout.prompt import ToolDocs, ToolFormat
 from rods.rollout.trajectory import Trajectory
 from rods.tasks import Task
 
@@ -299,6 +299,7 @@ def run_episodes(
     tools_in_prompt: bool | None = None,
     system_prompt: str | None = None,
     on_step_cap: Literal["end_turn", "force_quit"] = "end_turn",
+    tool_docs: ToolDocs = "full",
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Trajectory]:
     """Roll out every task `k` times; trajectories come back task-major (task 0's K first).
@@ -318,6 +319,7 @@ def run_episodes(
             tool_format=tool_format,
             tools_in_prompt=in_prompt,
             on_step_cap=on_step_cap,
+            tool_docs=tool_docs,
             sample_index=i,
         )
         for task in tasks
@@ -325,12 +327,14 @@ def run_episodes(
     ]
     rounds = 0
     while active := [e for e in episodes if not e.done]:
+        started = time.perf_counter()
         replies = policy.generate([(e.messages, e.tools) for e in active])
         if len(replies) != len(active):
             raise RuntimeError(f"policy returned {len(replies)} replies for {len(active)} requests")
         for episode, reply in zip(active, replies):
             episode.advance(reply)
         rounds += 1
+        log.debug("round %d: %d replies in %.1fs", rounds, len(active), time.perf_counter() - started)
         if progress is not None:
             progress(sum(e.done for e in episodes), len(episodes))
     log.info("%d episodes finished in %d rounds", len(episodes), rounds)

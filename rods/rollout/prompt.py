@@ -15,11 +15,13 @@ The pythonic format always uses BFCL's own prompting system prompt (the
 from __future__ import annotations
 
 import json
+import re
 from typing import Literal
 
 from rods.tasks import REVEAL_MESSAGE
 
 ToolFormat = Literal["hermes", "pythonic"]
+ToolDocs = Literal["full", "compact"]
 
 #: Behaviour for a native tool-calling model (tools passed separately).
 DEFAULT_SYSTEM_PROMPT = (
@@ -57,32 +59,63 @@ HERMES_TOOLS_BLOCK = (
 )
 
 
-def describe_tools(tools: list[dict], tool_format: ToolFormat) -> str:
-    """The tool list as text: a JSON list of BFCL function docs (pythonic) or one schema a line (hermes)."""
+def describe_tools(tools: list[dict], tool_format: ToolFormat, style: ToolDocs = "full") -> str:
+    """The tool list as text.
+
+    ``full``: a JSON list of BFCL function docs (pythonic) or one JSON schema a
+    line (hermes), as BFCL and the Qwen templates write them. ``compact``: one
+    signature line per function with the first sentence of its description,
+    about a quarter of the tokens, for small models and CPU runs.
+    """
+    if style == "compact":
+        return "\n".join(compact_signature(t) for t in tools)
     if tool_format == "pythonic":
         return json.dumps(tools, ensure_ascii=False)
     return "\n".join(json.dumps(t, ensure_ascii=False) for t in tools)
 
 
+def compact_signature(tool: dict) -> str:
+    """`name(a: string, b: integer = ...) - First sentence of the description.` (OpenAI schema or BFCL doc)."""
+    fn = tool.get("function", tool)
+    params = fn.get("parameters") or {}
+    required = set(params.get("required", []))
+    parts = []
+    for name, spec in (params.get("properties") or {}).items():
+        kind = spec.get("type", "any") if isinstance(spec, dict) else "any"
+        parts.append(f"{name}: {kind}" + ("" if name in required else " = ..."))
+    description = " ".join(str(fn.get("description", "")).split())
+    # BFCL's docs open with the class's blurb, then "Tool description: ...".
+    description = description.split("Tool description:", 1)[-1].strip()
+    first = re.split(r"(?<=[.!?])\s", description, maxsplit=1)[0][:160]
+    return f"{fn['name']}({', '.join(parts)}) - {first}"
+
+
 def system_message(
-    tools: list[dict], tool_format: ToolFormat, tools_in_prompt: bool, system_prompt: str | None = None
+    tools: list[dict],
+    tool_format: ToolFormat,
+    tools_in_prompt: bool,
+    system_prompt: str | None = None,
+    tool_docs: ToolDocs = "full",
 ) -> dict:
     """The episode's system message."""
+    described = describe_tools(tools, tool_format, tool_docs)
     if tool_format == "pythonic":
         base = system_prompt if system_prompt is not None else BFCL_PYTHONIC_PROMPT
-        content = base.replace("{functions}", describe_tools(tools, tool_format)) if "{functions}" in base else base
-        if tools_in_prompt and "{functions}" not in base:
-            content += "\n\nHere is a list of functions in json format that you can invoke.\n"
-            content += describe_tools(tools, tool_format)
-        return {"role": "system", "content": content}
+        if tool_docs == "compact":
+            base = base.replace("functions in json format", "functions")
+        if "{functions}" in base:
+            return {"role": "system", "content": base.replace("{functions}", described)}
+        return {"role": "system", "content": base + "\n\nHere is a list of functions that you can invoke.\n" + described}
     content = system_prompt if system_prompt is not None else DEFAULT_SYSTEM_PROMPT
     if tools_in_prompt:
-        content += "\n\n" + HERMES_TOOLS_BLOCK.format(functions=describe_tools(tools, tool_format))
+        content += "\n\n" + HERMES_TOOLS_BLOCK.format(functions=described)
     return {"role": "system", "content": content}
 
 
-def reveal_message(new_tools: list[dict], tool_format: ToolFormat, tools_in_prompt: bool) -> dict:
+def reveal_message(
+    new_tools: list[dict], tool_format: ToolFormat, tools_in_prompt: bool, tool_docs: ToolDocs = "full"
+) -> dict:
     """The user message of a reveal turn (BFCL's text; prefixed with the new tools when in the prompt)."""
     if not tools_in_prompt:
         return {"role": "user", "content": REVEAL_MESSAGE}
-    return {"role": "user", "content": describe_tools(new_tools, tool_format) + "\n" + REVEAL_MESSAGE}
+    return {"role": "user", "content": describe_tools(new_tools, tool_format, tool_docs) + "\n" + REVEAL_MESSAGE}
