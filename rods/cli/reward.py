@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             for _, task, steps in iter_trajectories(args.trajectories, tasks):
-                result = score(task, steps)
+                result = score(task, steps, validate=False)
                 fh.write(json.dumps(result.to_json(task.id)) + "\n")
                 n += 1
                 total_rp += result.progress

@@ -121,44 +121,48 @@ def _from_python(text: str) -> tuple[tuple[ToolCall, ...], type | None]:
     nodes = body.elts if container else [body]
     if len(nodes) > MAX_CALLS:
         raise CallParseError(f"too many calls in one text ({len(nodes)} > {MAX_CALLS})")
-    return tuple(_call_from_node(node) for node in nodes), container
+    return tuple(_call_from_node(node, text) for node in nodes), container
 
 
-def _call_from_node(node: ast.expr) -> ToolCall:
+def _call_from_node(node: ast.expr, text: str) -> ToolCall:
     if not isinstance(node, ast.Call):
-        raise CallParseError(f"expected a function call, got {_describe(node)}")
+        raise CallParseError(f"expected a function call, got {_describe(node, text)}")
     if not isinstance(node.func, ast.Name):
-        raise CallParseError(f"only plain function names can be called, got {_describe(node.func)}")
+        raise CallParseError(f"only plain function names can be called, got {_describe(node.func, text)}")
     name = node.func.id
     check_name(name)
     args = []
     for arg in node.args:
         if isinstance(arg, ast.Starred):
             raise CallParseError(f"{name}: starred arguments are not allowed")
-        args.append(_literal(arg, name, f"positional argument {len(args) + 1}"))
+        args.append(_literal(arg, name, f"positional argument {len(args) + 1}", text))
     kwargs: dict[str, Any] = {}
     for kw in node.keywords:
         if kw.arg is None:
             raise CallParseError(f"{name}: '**' argument unpacking is not allowed")
         if kw.arg in kwargs:
             raise CallParseError(f"{name}: keyword argument repeated: {kw.arg}")
-        kwargs[kw.arg] = _literal(kw.value, name, f"argument '{kw.arg}'")
+        kwargs[kw.arg] = _literal(kw.value, name, f"argument '{kw.arg}'", text)
     return ToolCall(name, kwargs, tuple(args))
 
 
-def _literal(node: ast.expr, name: str, what: str) -> Any:
+def _literal(node: ast.expr, name: str, what: str, text: str) -> Any:
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-        raise CallParseError(f"{name}: {what} must be a literal value, got {_describe(node)}") from None
+        raise CallParseError(f"{name}: {what} must be a literal value, got {_describe(node, text)}") from None
 
 
-def _describe(node: ast.AST) -> str:
-    try:
-        text = ast.unparse(node)
-    except Exception:  # unparse can fail on odd trees; the type name will do
-        text = type(node).__name__
-    return text if len(text) <= 80 else text[:77] + "..."
+def _describe(node: ast.AST, text: str) -> str:
+    """The source text of a node, shortened (cheaper than `ast.unparse`)."""
+    segment = None
+    if getattr(node, "end_col_offset", None) is not None:
+        try:
+            segment = ast.get_source_segment(text, node)
+        except Exception:  # odd offsets: fall back to the node type
+            segment = None
+    segment = segment if segment is not None else type(node).__name__
+    return segment if len(segment) <= 80 else segment[:77] + "..."
 
 
 def check_name(name: str) -> None:

@@ -39,6 +39,7 @@ from rods.envs.classes import (  # noqa: F401 - CLASS_MODULES & co. re-exported 
     CLASS_MODULES,
     STATELESS_CLASSES,
     api_class,
+    _load_shared,
     freeze,
     load_frozen,
     load_instance,
@@ -95,6 +96,18 @@ class EnvTemplate:
         """A template of a task's initial state (loaded as `ToolEnvironment(task)` would)."""
         classes = list(task.involved_classes)
         return cls({c: load_frozen(c, task.initial_config, task.long_context) for c in classes}, classes, task.long_context)
+
+    @classmethod
+    def load_with_state(cls, task: Task) -> tuple[EnvTemplate, dict[str, dict[str, Any]]]:
+        """`load(task)` plus the initial public state, for immediate read-only use.
+
+        The state's values may still be BFCL's module-level objects: compare with
+        them right away, never keep or mutate them.
+        """
+        classes = list(task.involved_classes)
+        loaded = {c: _load_shared(c, task.initial_config, task.long_context) for c in classes}
+        template = cls({c: freeze(inst) for c, inst in loaded.items()}, classes, task.long_context)
+        return template, {c: public_state(inst) for c, inst in loaded.items()}
 
     def spawn(self) -> ToolEnvironment:
         """A new environment in the frozen state."""

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter, OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from rods.envs import EnvTemplate, ToolEnvironment
+from rods.envs import CallParseError, EnvTemplate, ToolEnvironment, format_call, parse_call_text
 from rods.tasks.model import Task
 
 #: How many tasks' ground truths the process keeps (LRU).
@@ -38,6 +38,16 @@ class GroundTruth:
     initial_matches: tuple[dict[str, bool], ...]
     #: Per turn: the ground-truth results as (result, count) pairs (a multiset).
     needed: tuple[tuple[tuple[str, int], ...], ...]
+    #: Per turn: the ground truth's calls in canonical form (None where one does not parse).
+    call_keys: tuple[tuple[str, ...] | None, ...] = ()
+    #: Turn -> the ground-truth environment after that turn, frozen (filled on demand).
+    turn_templates: dict[int, EnvTemplate] = field(default_factory=dict, compare=False, repr=False)
+    _replayed: set[int] = field(default_factory=set, compare=False, repr=False)
+    #: The ground truth's calls per turn (to rebuild the state after a turn on demand).
+    calls: tuple[tuple[str, ...], ...] = ()
+    #: Per turn: whether the ground truth's own state passes its state check (it
+    #: does, unless a value is unequal to itself, e.g. NaN).
+    self_match: tuple[bool, ...] = ()
 
     @property
     def num_turns(self) -> int:
@@ -47,30 +57,99 @@ class GroundTruth:
         """A fresh environment in the task's initial state (a fork of the pristine template)."""
         return self.template.spawn()
 
+    def untouched_verdicts(self, env: ToolEnvironment, turn: int) -> dict[str, bool] | None:
+        """State verdicts at `turn` for the classes `env` never thawed, if it came from one of our templates."""
+        template = getattr(env, "template", None)
+        if template is None:
+            return None
+        if template is self.template:
+            return self.initial_matches[turn]
+        for k, turn_template in list(self.turn_templates.items()):
+            if template is turn_template:
+                after, now = self.states[k], self.states[turn]
+                return {cls: after[cls] == now[cls] for cls in now}
+        return None
+
+    def env_after(self, turn: int) -> ToolEnvironment:
+        """A fresh environment in the ground truth's state after `turn` (-1: the initial state).
+
+        Requests replay the ground truth up to that turn; from the second request
+        for the same turn on, the replayed state is frozen and thawed instead
+        (a single scored trajectory never pays for freezing).
+        """
+        if turn < 0:
+            return self.template.spawn()
+        frozen = self.turn_templates.get(turn)
+        if frozen is not None:
+            return frozen.spawn()
+        env = self.template.spawn()
+        for calls in self.calls[: turn + 1]:
+            env.execute_all(calls)
+        if turn in self._replayed:
+            self.turn_templates[turn] = env.freeze()
+        self._replayed.add(turn)
+        return env
+
+
+def call_keys(calls: list[str]) -> tuple[str, ...] | None:
+    """Calls in a canonical form: equal keys execute identically (None if one does not parse).
+
+    The key is the pythonic text rebuilt from the parsed call with `repr`, so
+    `f(a=1)` and `f(a = 1)` match but `f(a=1)` and `f(a=True)` do not.
+    """
+    keys = []
+    for text in calls:
+        try:
+            parsed, container = parse_call_text(text)
+        except CallParseError:
+            return None
+        if container is not None or len(parsed) != 1:
+            return None
+        keys.append(format_call(parsed[0]))
+    return tuple(keys)
+
 
 def compute_ground_truth(task: Task) -> GroundTruth:
     """Execute a task's ground truth turn by turn (no cache)."""
-    template = EnvTemplate.load(task)
+    template, initial = EnvTemplate.load_with_state(task)  # `initial`: compare only, below
     env = template.spawn()
-    initial = template.spawn().state()  # never executed on: safe to keep live
-    results, states = [], []
+    results, states, self_match = [], [], []
     previous: dict[str, dict[str, Any]] | None = None
     for turn in task.ground_truth:
         results.append(tuple(env.execute_all(turn)))
         state = env.state()
         # Unchanged state (read-only or empty turn): share the previous snapshot.
-        if previous is None or not turn or state != previous:
+        if previous is None or state != previous:
             previous = env.snapshot()
         states.append(previous)
+        self_match.append(state_equal(env, previous))
+    initial_matches = tuple({cls: initial[cls] == state[cls] for cls in state} for state in states)
+    del initial
     return GroundTruth(
         task_id=task.id,
         results=tuple(results),
         states=tuple(states),
         checked=tuple(bool(turn) for turn in task.ground_truth),
         template=template,
-        initial_matches=tuple({cls: initial[cls] == state[cls] for cls in state} for state in states),
+        initial_matches=initial_matches,
         needed=tuple(tuple(Counter(r).items()) for r in results),
+        call_keys=tuple(call_keys(turn) for turn in task.ground_truth),
+        calls=tuple(tuple(turn) for turn in task.ground_truth),
+        self_match=tuple(self_match),
     )
+
+
+_MISSING = object()
+
+
+def state_equal(env: ToolEnvironment, expected: dict[str, dict[str, Any]]) -> bool:
+    """BFCL's `_compare_instances` over all classes: model attribute != ground truth's fails."""
+    for cls, attrs in expected.items():
+        instance = env.instance(cls)
+        for name, value in attrs.items():
+            if getattr(instance, name, _MISSING) != value:
+                return False
+    return True
 
 
 def task_fingerprint(task: Task) -> str:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rods.envs import ToolEnvironment
-from rods.reward.ground_truth import GroundTruth, ground_truth_for
+from rods.reward.ground_truth import GroundTruth, call_keys, ground_truth_for, state_equal
 from rods.tasks.model import Task
 
 _MISSING = object()
@@ -90,8 +90,10 @@ def state_matches(
     `untouched_verdicts` (class -> bool) answers for classes the env never
     thawed from its template, if that template is the ground truth's.
     """
+    if untouched_verdicts is None:
+        return state_equal(env, expected)
     for cls, attrs in expected.items():
-        if untouched_verdicts is not None and env.untouched(cls):
+        if env.untouched(cls):
             if not untouched_verdicts[cls]:
                 return False
             continue
@@ -139,8 +141,7 @@ class ProgressScorer:
         self._results_so_far.update(results)
         empty = (len(results) == 0) if empty is None else empty
         checked = gt.checked[t]
-        shortcut = gt.initial_matches[t] if getattr(env, "template", None) is gt.template else None
-        state_pass = state_matches(env, gt.states[t], shortcut)
+        state_pass = state_matches(env, gt.states[t], gt.untouched_verdicts(env, t))
         if not checked:
             exec_pass = True
         elif empty:
@@ -149,6 +150,23 @@ class ProgressScorer:
             have = self._results_so_far
             exec_pass = all(have[r] >= n for r, n in gt.needed[t])
         verdict = TurnVerdict(t, state_pass, exec_pass, checked, empty)
+        self._verdicts.append(verdict)
+        return verdict
+
+    def end_turn_as_ground_truth(self, *, empty: bool) -> TurnVerdict:
+        """Close a turn whose calls were exactly the ground truth's, from a ground-truth state.
+
+        The rollout is then in the ground truth's state after this turn: its
+        results and state verdict are the cached ones; nothing is executed.
+        """
+        t = self.turn
+        gt = self.ground_truth
+        if t >= gt.num_turns:
+            raise ValueError(f"task {self.task.id} has {gt.num_turns} turns; cannot end turn {t}")
+        self._results_so_far.update(gt.results[t])
+        checked = gt.checked[t]
+        exec_pass = True if not checked else (not empty and all(self._results_so_far[r] >= n for r, n in gt.needed[t]))
+        verdict = TurnVerdict(t, gt.self_match[t], exec_pass, checked, empty)
         self._verdicts.append(verdict)
         return verdict
 
@@ -188,18 +206,33 @@ def check_steps(steps: Any, num_turns: int | None = None) -> None:
                     raise ValueError(f"steps[{t}][{s}][{c}]: expected a call string, got {type(call).__name__}")
 
 
-def score(task: Task, steps: Sequence[Sequence[Sequence[str]]], ground_truth: GroundTruth | None = None) -> RewardResult:
+def score(
+    task: Task,
+    steps: Sequence[Sequence[Sequence[str]]],
+    ground_truth: GroundTruth | None = None,
+    *,
+    validate: bool = True,
+) -> RewardResult:
     """Execute a trajectory's calls on a fresh env and score it.
 
     `steps[t]` is turn t's list of steps, each a list of call strings (BFCL's
-    decoded model result format).
+    decoded model result format). `validate=False` skips the shape check for
+    callers that already ran `check_steps`.
     """
-    check_steps(steps, task.num_turns)
+    if validate:
+        check_steps(steps, task.num_turns)
     scorer = ProgressScorer(task, ground_truth)
-    env = scorer.new_env()
-    for turn_steps in steps:
-        results: list[str] = []
-        for step in turn_steps:
-            results.extend(env.execute_all(step))
-        scorer.end_turn(env, results, empty=is_empty_response(turn_steps))
+    gt = scorer.ground_truth
+    env: ToolEnvironment | None = None  # None while the rollout is still on the ground truth's path
+    for t, turn_steps in enumerate(steps):
+        calls = [call for step in turn_steps for call in step]
+        empty = is_empty_response(turn_steps)
+        # Fast path: same calls as the ground truth from the ground truth's state ->
+        # same results and state; reuse them (exact: execution is deterministic).
+        if env is None and gt.call_keys and call_keys(calls) == gt.call_keys[t]:
+            scorer.end_turn_as_ground_truth(empty=empty)
+            continue
+        if env is None:
+            env = gt.env_after(t - 1)
+        scorer.end_turn(env, env.execute_all(calls), empty=empty)
     return scorer.result()

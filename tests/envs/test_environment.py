@@ -107,3 +107,21 @@ def test_functions_and_last_class_wins():
     assert not any(name.startswith("_") for name in env.functions)
     with pytest.raises(ValueError):
         api_class("NotAClass")
+
+
+def test_templates_spawn_lazily_and_independently(bfcl_tasks):
+    from rods.envs import EnvTemplate
+
+    task = next(t for t in bfcl_tasks if len(t.involved_classes) == 2 and "GorillaFileSystem" in t.involved_classes)
+    template = EnvTemplate.load(task)
+    a, b = template.spawn(), template.spawn()
+    assert all(a.untouched(c) for c in task.involved_classes)
+    a.execute("mkdir(dir_name='fresh')")
+    assert not a.untouched("GorillaFileSystem")
+    other = next(c for c in task.involved_classes if c != "GorillaFileSystem")
+    assert a.untouched(other)
+    assert b.state() == ToolEnvironment(task).state() != a.state()
+    fork = a.fork()
+    fork.execute("mkdir(dir_name='fork_only')")
+    assert "fork_only" not in a.execute("ls()") and "fresh" in fork.execute("ls()")
+    assert not any(a.untouched(c) for c in a.instances)  # reading instances thaws everything

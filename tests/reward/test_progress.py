@@ -110,6 +110,13 @@ def test_incremental_scorer_matches_score(bfcl_tasks):
                 verdict = scorer.end_turn(env, results, empty=is_empty_response(turn_steps))
                 assert verdict.turn == scorer.turn - 1
             assert scorer.result() == score(task, steps)
+            # an env loaded directly (no template shortcut) scores the same
+            direct = ProgressScorer(task)
+            env = ToolEnvironment(task)
+            for turn_steps in steps:
+                results = [env.execute(c) for step in turn_steps for c in step]
+                direct.end_turn(env, results, empty=is_empty_response(turn_steps))
+            assert direct.result() == scorer.result()
     with pytest.raises(ValueError, match="cannot end turn"):
         scorer.end_turn(env, [])
 
