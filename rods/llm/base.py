@@ -18,11 +18,13 @@ here once, so every backend behaves the same:
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import threading
 import time
 from abc import ABC, abstractmethod
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -120,6 +122,7 @@ class Completion:
     completion_tokens: int = 0
     tool_calls: list[dict] = field(default_factory=list)  # [{"id", "name", "arguments": str}]
     finish_reason: str = "stop"
+    extra_requests: int = 0  # requests the backend resent itself (e.g. a structured-output fallback)
 
 
 @dataclass
@@ -219,6 +222,8 @@ class LLMBackend(ABC):
         self.config = config or LLMConfig()
         self.stats = LLMStats()
         self._slots = threading.BoundedSemaphore(max(1, self.config.max_concurrency))
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
     @abstractmethod
     def _complete(self, request: ChatRequest) -> Completion:
@@ -229,8 +234,12 @@ class LLMBackend(ABC):
         """Short label for provenance, e.g. ``openai:qwen3-8b``."""
         return self.name
 
-    def close(self) -> None:  # noqa: B027 - optional hook
-        """Release resources (HTTP clients, models)."""
+    def close(self) -> None:
+        """Release resources (worker threads; subclasses add HTTP clients, models)."""
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False)
+                self._pool = None
 
     # ------------------------------------------------------------------ chat
 
@@ -299,8 +308,13 @@ class LLMBackend(ABC):
         return reply
 
     async def achat(self, messages: list[Message], **kwargs: Any) -> LLMReply:
-        """Async :meth:`chat` (runs in a worker thread; the semaphore still applies)."""
-        return await asyncio.to_thread(self.chat, messages, **kwargs)
+        """Async :meth:`chat`: runs in this backend's worker threads (the semaphore still applies)."""
+        with self._pool_lock:
+            if self._pool is None:
+                workers = self.config.max_concurrency + 4  # room for calls sleeping in backoff
+                self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"llm-{self.name}")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, functools.partial(self.chat, messages, **kwargs))
 
     # -------------------------------------------------------------- internals
 
@@ -348,6 +362,7 @@ class LLMBackend(ABC):
             except LLMError as exc:
                 delta.errors[exc.kind] = delta.errors.get(exc.kind, 0) + 1
                 raise
+            delta.requests += done.extra_requests
             delta.prompt_tokens += done.prompt_tokens
             delta.completion_tokens += done.completion_tokens
             return done

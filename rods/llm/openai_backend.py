@@ -93,10 +93,12 @@ class OpenAIBackend(LLMBackend):
         return f"openai:{self.model}"
 
     def close(self) -> None:
+        super().close()
         self.client.close()
 
     def _complete(self, request: ChatRequest) -> Completion:
         model = self.model
+        resent = 0
         while True:
             level = self._level
             kwargs = self._kwargs(request, model, level)
@@ -109,6 +111,7 @@ class OpenAIBackend(LLMBackend):
                 raise TransientLLMError(f"cannot reach {self.base_url}: {exc}", kind="connection") from exc
             except openai.APIStatusError as exc:
                 if self._downgrade(level, kwargs, exc):
+                    resent += 1
                     continue
                 if exc.status_code >= 500 or exc.status_code in (408, 409, 429):
                     raise TransientLLMError(f"HTTP {exc.status_code} from {self.base_url}: {_detail(exc)}",
@@ -118,7 +121,9 @@ class OpenAIBackend(LLMBackend):
             except (openai.APIResponseValidationError, ValueError) as exc:
                 raise TransientLLMError(f"unreadable response from {self.base_url}: {exc}",
                                         kind="malformed") from exc
-            return _to_completion(response, self.base_url)
+            done = _to_completion(response, self.base_url)
+            done.extra_requests = resent
+            return done
 
     def _kwargs(self, request: ChatRequest, model: str, level: int) -> dict[str, Any]:
         kwargs: dict[str, Any] = {

@@ -149,6 +149,7 @@ def test_structured_output_falls_back_when_the_server_rejects_it(scripted_openai
     assert [(f or {}).get("type") for f in formats] == ["json_schema", "json_object", "json_object", None]
     assert formats[1]["schema"] == PLAN and "schema" not in formats[2]
     assert llm.structured_level == "none"
+    assert llm.stats.total.requests == 4  # the rejected requests count too
     # Without server-side structure the schema travels in the prompt instead.
     assert json.dumps(PLAN) in server.requests[-1]["messages"][-1]["content"]
     # The level is remembered: the next call goes straight to plain text.
