@@ -10,8 +10,8 @@ stay different.
 
 What is kept (and therefore not "distinctive"), precisely:
 
-* the environment's vocabulary: words of short string constants in the BFCL API
-  class sources (airport codes, order types, statuses, door names, default
+* the environment's vocabulary: words and digit runs of short string constants
+  (at most 3 words, not f-string parts) in the BFCL API class sources (city names, zip codes, (airport codes, order types, statuses, door names, default
   stock symbols ...) and enum values of the function docs: the simulator only
   knows those;
 * English function words (``STOPWORDS``), file extensions, words of < 3 letters;
@@ -84,10 +84,11 @@ def environment_vocabulary() -> frozenset[str]:
             if path.name == "long_context.py":  # filler data, not vocabulary the code compares against
                 continue
             tree = ast.parse(path.read_text(encoding="utf-8"))
+            in_fstrings = {id(c) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for c in node.values}
             for node in ast.walk(tree):
-                if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) <= 40:
-                    if " " not in node.value.strip():
-                        words.update(w.lower() for w in _WORD.findall(node.value) if not w.isdigit())
+                if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in in_fstrings
+                        and len(node.value) <= 30 and len(node.value.split()) <= 3):
+                    words.update(w.lower() for w in _WORD.findall(node.value))
         for path in (root / "data" / "multi_turn_func_doc").glob("*.json"):
             for line in path.read_text(encoding="utf-8").splitlines():
                 if line.strip():
@@ -110,7 +111,7 @@ def _collect_enums(node: Any, out: set[str]) -> None:
 def is_kept_word(word: str) -> bool:
     """True for a word the remapping keeps (see the module docstring)."""
     if word.isdigit():
-        return len(word) < 3
+        return len(word) < 3 or word in environment_vocabulary()
     low = word.lower()
     return len(word) < 3 or low in STOPWORDS or low in EXTENSIONS or low in environment_vocabulary()
 
@@ -241,8 +242,12 @@ class ValueRemapper:
     def _new_number(self, value: int | float) -> int | float:
         taken = self._avoid_numbers | {float(v) for v in self.numbers.values()}
         decimals = _decimals(value)
-        for _ in range(200):
-            if isinstance(value, int) and abs(value) >= 100000:  # ids, card numbers: same digit count
+        for attempt in range(300):
+            if attempt >= 100:  # tiny values: step by the last decimal instead
+                step = 10 ** -max(decimals, 1) if isinstance(value, float) else 1
+                new = value + step * self.rng.randint(1, 9) * (attempt // 100)
+                new = round(new, max(decimals, 1)) if isinstance(value, float) else int(new)
+            elif isinstance(value, int) and abs(value) >= 100000:  # ids, card numbers: same digit count
                 digits = len(str(abs(value)))
                 new: int | float = self.rng.randint(10 ** (digits - 1), 10**digits - 1) * (1 if value > 0 else -1)
             else:

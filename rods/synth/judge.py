@@ -1,0 +1,217 @@
+"""Stage 4, Judge: five recorded verdicts per candidate, and a diagnosis.
+
+The five criteria of DESIGN §3, each a :class:`Verdict` (pass + reason):
+
+* ``intent``: each query asks for its turn's calls. Deterministic part: every
+  call is evidenced in the query that asks for it (one of its user-given values,
+  or a content word of its description for calls without such values); plus the
+  backend's verdict (purpose ``"judge"``).
+* ``values``: every non-missing argument value is recoverable from the queries
+  so far, the initial config or an earlier result (or is one of the values any
+  user may leave implicit: booleans, small integers, environment vocabulary).
+* ``progress``: the ground truth runs without errors and every turn with calls
+  changes the state or returns something.
+* ``natural``: queries read like a real user (the backend's verdict).
+* ``structure``: miss_func / miss_param in BFCL's exact representation.
+
+Diagnosis: a failed ``progress`` or ``structure`` is a ground-truth fault (the
+candidate is discarded); a failed ``intent``, ``values`` or ``natural`` is a
+query fault (sent back to the rewriter once).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rods.llm.base import LLMBackend
+from rods.synth.executor import Execution
+from rods.synth.profile import result_value
+from rods.synth.values import is_distinctive, leaves
+from rods.tasks.model import Task
+
+QUERY_CRITERIA = ("intent", "values", "natural")
+GT_CRITERIA = ("progress", "structure")
+
+VERDICT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "verdicts": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "properties": {"pass": {"type": "boolean"}, "reason": {"type": "string"}},
+                "required": ["pass"],
+            },
+        }
+    },
+    "required": ["verdicts"],
+}
+
+
+@dataclass
+class Verdict:
+    passed: bool
+    reason: str
+
+
+@dataclass
+class Judgement:
+    """The five verdicts and the diagnosis (None, "query" or "ground_truth")."""
+
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return all(v.passed for v in self.verdicts.values())
+
+    @property
+    def fault(self) -> str | None:
+        if any(not self.verdicts[c].passed for c in GT_CRITERIA if c in self.verdicts):
+            return "ground_truth"
+        if any(not self.verdicts[c].passed for c in QUERY_CRITERIA if c in self.verdicts):
+            return "query"
+        return None
+
+    def failed_reasons(self) -> list[str]:
+        return [f"{k}: {v.reason}" for k, v in self.verdicts.items() if not v.passed]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: asdict(v) for k, v in self.verdicts.items()}
+
+
+def _mentions(text: str, value: Any) -> bool:
+    low = text.lower()
+    if isinstance(value, str):
+        return value.lower() in low
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return any(s in low for s in {str(value), f"{value:g}", str(int(value)) if float(value).is_integer() else str(value)})
+    if isinstance(value, list):
+        return all(_mentions(text, v) for v in value)
+    return True
+
+
+def _content_words(description: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]{4,}", description.lower())}
+
+
+class Judge:
+    """Checks a candidate against the five criteria (see the module docstring)."""
+
+    def __init__(self, backend: LLMBackend):
+        self.backend = backend
+
+    def judge(self, task: Task, execution: Execution, turns: list[dict[str, Any]]) -> Judgement:
+        queries = [" ".join(m.content for m in q) for q in task.question]
+        out = Judgement()
+        out.verdicts["intent"] = self._intent(queries, turns)
+        out.verdicts["values"] = self._values(task, execution, queries, turns)
+        out.verdicts["progress"] = self._progress(task, execution)
+        out.verdicts["structure"] = structure_verdict(task)
+        llm = self._ask(task, queries, turns)
+        out.verdicts["natural"] = llm.get("natural", Verdict(False, "the judge gave no verdict"))
+        if "intent" in llm and not llm["intent"].passed and out.verdicts["intent"].passed:
+            out.verdicts["intent"] = llm["intent"]
+        return out
+
+    def _ask(self, task: Task, queries: list[str], turns: list[dict[str, Any]]) -> dict[str, Verdict]:
+        context = {"queries": queries, "turns": turns, "category": task.category}
+        reply = self.backend.chat(
+            [{"role": "system", "content": "You review synthetic conversations between users and tool agents."},
+             {"role": "user", "content": "For these user queries and the tool calls each turn needs, judge: "
+              "'natural' (do the queries read like a real user?) and 'intent' (does each query ask for exactly "
+              f"its calls?). Queries: {json.dumps(queries)[:3000]}. Calls: {json.dumps(turns, default=str)[:3000]}. "
+              "Answer as JSON {\"verdicts\": {\"natural\": {\"pass\": bool, \"reason\": str}, "
+              "\"intent\": {\"pass\": bool, \"reason\": str}}}."}],
+            json_schema=VERDICT_SCHEMA, purpose="judge", context=context,
+        )
+        verdicts = (reply.data or {}).get("verdicts", {})
+        return {k: Verdict(bool(v.get("pass")), str(v.get("reason", ""))) for k, v in verdicts.items()
+                if k in ("natural", "intent") and isinstance(v, dict)}
+
+    @staticmethod
+    def _intent(queries: list[str], turns: list[dict[str, Any]]) -> Verdict:
+        for turn in turns:
+            text = queries[turn["turn"]]
+            missing = turn.get("missing", {}) if turn["kind"] == "ask_missing" else {}
+            for call in turn["calls"]:
+                given = [v for k, v in call["arguments"].items()
+                         if k not in call["bound"] and k != missing.get("param") and is_distinctive(v)]
+                given += [v for i, v in enumerate(call["args"]) if f"#{i}" not in call["bound"] and is_distinctive(v)]
+                if given:
+                    if not any(_mentions(text, v) for v in given):
+                        return Verdict(False, f"turn {turn['turn']}: nothing in the query asks for {call['function']}")
+                elif not (_content_words(call["description"]) & _content_words(text)) and text:
+                    return Verdict(False, f"turn {turn['turn']}: the query does not describe {call['function']}")
+        return Verdict(True, "every call is asked for in its turn's query")
+
+    @staticmethod
+    def _values(task: Task, execution: Execution, queries: list[str], turns: list[dict[str, Any]]) -> Verdict:
+        config_values = {json.dumps(v) for v in leaves(task.initial_config)}
+        said = ""
+        results_text = ""
+        described = {c["index"]: t["turn"] for t in turns for c in t["calls"]}
+        spoken_by: dict[int, str] = {}
+        for t, q in enumerate(queries):
+            said += " " + q
+            spoken_by[t] = said
+        for j, call in enumerate(execution.calls):
+            turn = max(described.get(j, 0), execution_turn(task, j))
+            # a miss_param value is supplied in the turn after it is asked for
+            text = spoken_by.get(min(turn + 1, task.num_turns - 1), said)
+            for value in [*call.args, *call.arguments.values()]:
+                if not is_distinctive(value) or _mentions(text, value) or json.dumps(value) in config_values:
+                    continue
+                if str(value) in results_text:
+                    continue
+                return Verdict(False, f"{call.name}: value {value!r} is neither said by the user nor in the state")
+            results_text += " " + execution.results[j]
+        return Verdict(True, "every value is said by the user or found in the state")
+
+    @staticmethod
+    def _progress(task: Task, execution: Execution) -> Verdict:
+        if not execution.ok:
+            return Verdict(False, f"ground truth fails: {execution.failure}")
+        for t, turn in enumerate(task.ground_truth):
+            if not turn:
+                continue
+            idx = [j for j in range(len(execution.calls)) if execution_turn(task, j) == t]
+            if all(result_value(execution.results[j]) in ("", None, {}, []) for j in idx):
+                return Verdict(False, f"turn {t}: its calls return nothing")
+        return Verdict(True, "every turn's calls run and return or change something")
+
+
+def execution_turn(task: Task, index: int) -> int:
+    """The turn of the index-th ground-truth call."""
+    seen = 0
+    for t, turn in enumerate(task.ground_truth):
+        seen += len(turn)
+        if index < seen:
+            return t
+    return task.num_turns - 1
+
+
+def structure_verdict(task: Task) -> Verdict:
+    """miss_func / miss_param in BFCL's exact representation (DESIGN §2)."""
+    if task.category == "miss_func":
+        if not task.missed_function:
+            return Verdict(False, "miss_func task without missed_function")
+        for k, names in task.reveal_turns().items():
+            if task.question[k] != [] or not task.ground_truth[k] or k == 0 or task.ground_truth[k - 1]:
+                return Verdict(False, f"reveal turn {k}: needs question [] and calls, after a turn without calls")
+            before = {c.split("(")[0] for turn in task.ground_truth[:k] for c in turn}
+            if any(n in before for n in names) or not any(c.startswith(f"{n}(") for n in names for c in task.ground_truth[k]):
+                return Verdict(False, f"held-out functions {names} used before turn {k} or not at it")
+        return Verdict(True, "held-out functions are revealed exactly where they are needed")
+    if task.missed_function:
+        return Verdict(False, f"{task.category} task with missed_function")
+    if any(not q for q in task.question):
+        return Verdict(False, "a turn without a user message outside miss_func")
+    if task.category == "miss_param":
+        empty = [t for t, gt in enumerate(task.ground_truth) if not gt]
+        if not empty or any(t + 1 >= task.num_turns or not task.ground_truth[t + 1] for t in empty):
+            return Verdict(False, "miss_param needs an under-specified turn followed by one that supplies the value")
+        return Verdict(True, "the under-specified turn is followed by the value")
+    return Verdict(True, "every turn has a user message")

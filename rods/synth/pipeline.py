@@ -1,0 +1,342 @@
+"""The synthesis pipeline: seeds in, verified variants out (DESIGN §3).
+
+For each seed and variant: plan -> execute (Config Patch, re-plan with the
+failing function blacklisted; at most `max_attempts` runs) -> rewrite -> judge
+(a query fault goes back to the rewriter once; a ground-truth fault discards)
+-> optional augment -> the validation gate. Seeds run concurrently in threads.
+
+The gate (every accepted task passes it): its ground truth replays on a fresh
+environment without errors; it scores RP = 1 and binary = 1 with
+`rods.reward.score`; its profile Φ matches the seed's; it copies no
+distinctive value of the seed (`rods.synth.values`); no other accepted task
+has the same content hash.
+
+`Pipeline(...)` is callable: `synthesize(seeds) -> accepted tasks`, the plain
+callable the data engine's worker uses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import random
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+from rods.llm.base import LLMBackend, LLMError
+from rods.synth.api_graph import APIGraph, default_graph
+from rods.synth.executor import Execution, Executor
+from rods.synth.judge import Judge
+from rods.synth.planner import Plan, Planner, PlannerConfig
+from rods.synth.profile import profile_of, trace_task
+from rods.synth.rewriter import Rewriter, mechanical_queries, turn_contexts, with_queries
+from rods.synth.values import is_distinctive, leaves
+from rods.tasks.model import Provenance, Task
+
+logger = logging.getLogger(__name__)
+
+STAGES = ("plan", "execute", "rewrite", "judge", "augment", "gate")
+
+
+@dataclass
+class SynthConfig:
+    """Pipeline settings (paper defaults; the switches give the ablations).
+
+    Attributes:
+        per_seed: variants attempted per seed.
+        max_attempts: plan/execute runs per variant (paper: 3).
+        rewrite: the Rewrite stage (off: the no-rewrite ablation).
+        narrative: the planner's narrative (off: the no-narrative ablation).
+        feedback_repair: Config Patches, re-planning and judge->rewrite repair
+            (off: the no-feedback-repair ablation: one shot per variant).
+        judge: the Judge stage.
+        augment: turn accepted variants into miss_func / miss_param variants
+            ("none", or the probability of trying one).
+        substitute_prob: chance a call is replaced by an API-graph sibling.
+        workers: seeds synthesized concurrently.
+        seed: base of every variant's random stream.
+        generation_offset: added to the seed's generation for the variants.
+    """
+
+    per_seed: int = 1
+    max_attempts: int = 3
+    rewrite: bool = True
+    narrative: bool = True
+    feedback_repair: bool = True
+    judge: bool = True
+    augment: float = 0.0
+    substitute_prob: float = 0.25
+    workers: int = 2
+    seed: int = 0
+    generation_offset: int = 1
+    step_created: int | None = None
+
+    @classmethod
+    def ablation(cls, name: str, **kw: Any) -> SynthConfig:
+        """`no_rewrite`, `no_narrative` or `no_feedback_repair` (DESIGN §4)."""
+        switches = {"no_rewrite": {"rewrite": False}, "no_narrative": {"narrative": False},
+                    "no_feedback_repair": {"feedback_repair": False}}
+        if name not in switches:
+            raise ValueError(f"unknown ablation {name!r}; choose one of {sorted(switches)}")
+        return cls(**{**switches[name], **kw})
+
+
+@dataclass
+class SynthStats:
+    """Per-stage counters over a run."""
+
+    seeds: int = 0
+    variants: int = 0
+    accepted: int = 0
+    attempts: Counter = field(default_factory=Counter)  # stage -> runs
+    passed: Counter = field(default_factory=Counter)  # stage -> passes
+    rejections: Counter = field(default_factory=Counter)  # reason -> count
+    patches: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    def merge(self, other: SynthStats) -> None:
+        self.seeds += other.seeds
+        self.variants += other.variants
+        self.accepted += other.accepted
+        for name in ("attempts", "passed", "rejections", "patches"):
+            getattr(self, name).update(getattr(other, name))
+
+    def to_dict(self, llm: dict[str, Any] | None = None) -> dict[str, Any]:
+        out = asdict(self)
+        for key in ("attempts", "passed", "rejections", "patches"):
+            out[key] = dict(getattr(self, key))
+        out["pass_rate"] = {s: self.passed[s] / self.attempts[s] for s in self.attempts if self.attempts[s]}
+        out["acceptance_rate"] = self.accepted / self.variants if self.variants else 0.0
+        if llm is not None:
+            out["llm"] = llm
+        return out
+
+
+class Rejected(Exception):
+    """A variant left the pipeline; `reason` is the counted rejection reason."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def content_hash(task: Task) -> str:
+    """Hash of what makes a task itself: questions, ground truth, config, held-out functions."""
+    body = json.dumps([task.model_dump(mode="json", include={"question", "ground_truth", "initial_config",
+                                                              "missed_function"})], sort_keys=True, default=str)
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def copied_values(seed: Task, variant: Task, produced: set[str] = frozenset()) -> list[Any]:
+    """Distinctive seed values that reappear verbatim in the variant's arguments or config.
+
+    Values are compared as JSON text; the class names of the config are not
+    values. `produced` holds (as JSON) values that the variant's own environment
+    returned before they were used (a shop address, a computed price): those come
+    from the simulator, not from the seed.
+    """
+    from rods.synth.profile import call_values, parse_ground_truth
+
+    def cfg(task: Task) -> set[str]:
+        return {json.dumps(v) for value in task.initial_config.values() for v in leaves(value)}
+
+    seed_args = {json.dumps(v) for turn in parse_ground_truth(seed) for c in turn for v in call_values(c)
+                 if is_distinctive(v)}
+    seed_cfg = {json.dumps(v) for value in seed.initial_config.values() for v in leaves(value) if is_distinctive(v)}
+    var_args = {json.dumps(v) for turn in parse_ground_truth(variant) for c in turn for v in call_values(c)}
+    return sorted(((seed_args & var_args) | (seed_cfg & cfg(variant))) - set(produced))
+
+
+def produced_values(trace) -> set[str]:
+    """JSON texts of every scalar in a trace's results."""
+    from rods.synth.profile import result_value, value_paths
+
+    return {json.dumps(v) for r in trace.results for _, v in value_paths(result_value(r))}
+
+
+class Pipeline:
+    """Runs the five stages for batches of seeds; `pipeline(seeds)` returns accepted tasks."""
+
+    def __init__(self, backend: LLMBackend, config: SynthConfig | None = None, graph: APIGraph | None = None):
+        self.backend = backend
+        self.config = config or SynthConfig()
+        self.graph = graph or default_graph()
+        self.planner = Planner(backend, self.graph, PlannerConfig(substitute_prob=self.config.substitute_prob,
+                                                                   narrative=self.config.narrative))
+        self.executor = Executor(backend, llm_patches=self.config.feedback_repair)
+        self.rewriter = Rewriter(backend)
+        self.judge = Judge(backend)
+        self.stats = SynthStats()
+        self._lock = threading.Lock()
+        self._hashes: set[str] = set()
+        self._calls = 0
+
+    def __call__(self, seeds: list[Task]) -> list[Task]:
+        return self.synthesize(seeds)
+
+    def synthesize(self, seeds: list[Task], progress: Callable[[int], None] | None = None) -> list[Task]:
+        """Variants of every seed that pass the gate, in seed order."""
+        start = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=max(1, self.config.workers)) as pool:
+            futures = [pool.submit(self._seed, seed) for seed in seeds]
+            out: list[Task] = []
+            for fut in futures:
+                accepted, stats = fut.result()
+                with self._lock:
+                    self.stats.merge(stats)
+                out.extend(accepted)
+                if progress:
+                    progress(1)
+        self.stats.seconds += time.perf_counter() - start
+        return out
+
+    # ------------------------------------------------------------ one seed
+
+    def _seed(self, seed: Task) -> tuple[list[Task], SynthStats]:
+        stats = SynthStats(seeds=1)
+        accepted = []
+        base = random.Random(f"{self.config.seed}:{seed.id}:{self._calls}")
+        for v in range(self.config.per_seed):
+            stats.variants += 1
+            try:
+                task = self._variant(seed, v, random.Random(base.randrange(2**63)), stats)
+            except Rejected as rej:
+                stats.rejections[rej.reason] += 1
+                continue
+            except LLMError as err:
+                stats.rejections[f"llm_error:{err.purpose or '?'}:{err.kind}"] += 1
+                continue
+            except Exception as err:  # a bug must not stop the batch; count it loudly
+                logger.exception("synthesis of a variant of %s failed", seed.id)
+                stats.rejections[f"internal_error:{type(err).__name__}"] += 1
+                continue
+            accepted.append(task)
+            stats.accepted += 1
+        return accepted, stats
+
+    def _variant(self, seed: Task, index: int, rng: random.Random, stats: SynthStats) -> Task:
+        cfg = self.config
+        seed_profile = self.planner.analyze(seed).profile
+        blacklist: set[str] = set()
+        plan: Plan | None = None
+        execution: Execution | None = None
+        attempts = 0
+        replan = True
+        while attempts < (cfg.max_attempts if cfg.feedback_repair else 1):
+            attempts += 1
+            if replan:
+                stats.attempts["plan"] += 1
+                plan = self.planner.plan(seed, rng=rng, attempt=attempts, blacklist=frozenset(blacklist))
+                stats.passed["plan"] += 1
+            stats.attempts["execute"] += 1
+            execution = self.executor.run(plan)
+            if execution.ok:
+                variant_profile = profile_of(self._candidate(seed, plan, execution, index, attempts), None)
+                if variant_profile.matches(seed_profile):
+                    stats.passed["execute"] += 1
+                    break
+                mismatch = ",".join(seed_profile.mismatches(variant_profile))
+                execution.failure = None
+                blacklist.update(plan.substitutions.values())
+                replan, last = True, f"profile_mismatch:{mismatch}"
+                if not plan.substitutions:
+                    blacklist.update(c.name for c in plan.calls)
+                continue
+            self.planner.remember_failure(seed, execution.failure.function)
+            last = f"execution:{execution.failure.function}"
+            patch = self.executor.patch(plan, execution) if cfg.feedback_repair else None
+            if patch:
+                stats.patches[patch.split(":")[-1].strip().split(" ")[0]] += 1
+                replan = False
+            else:
+                blacklist.add(execution.failure.function)
+                replan = True
+        else:
+            raise Rejected(last)
+        task = self._candidate(seed, plan, execution, index, attempts)
+        turns = turn_contexts(plan, execution)
+        # Rewrite
+        stats.attempts["rewrite"] += 1
+        queries = self.rewriter.rewrite(plan, execution, turns=turns) if cfg.rewrite else mechanical_queries(plan)
+        task = Task.model_validate({**task.model_dump(), "question": with_queries(seed, queries)})
+        stats.passed["rewrite"] += 1
+        # Judge (a query fault goes back to the rewriter once)
+        verdicts: dict[str, Any] = {}
+        if cfg.judge:
+            stats.attempts["judge"] += 1
+            judgement = self.judge.judge(task, execution, turns)
+            if judgement.fault == "query" and cfg.rewrite and cfg.feedback_repair:
+                queries = self.rewriter.rewrite(plan, execution, feedback=judgement.failed_reasons(), turns=turns)
+                task = Task.model_validate({**task.model_dump(), "question": with_queries(seed, queries)})
+                judgement = self.judge.judge(task, execution, turns)
+            verdicts = judgement.to_dict()
+            if not judgement.passed:
+                raise Rejected(f"judge:{judgement.fault}:{judgement.failed_reasons()[0].split(':')[0]}")
+            stats.passed["judge"] += 1
+        task.provenance.verdicts = verdicts
+        # Gate
+        stats.attempts["gate"] += 1
+        self._gate(seed, task, seed_profile)
+        stats.passed["gate"] += 1
+        return task
+
+    def _candidate(self, seed: Task, plan: Plan, execution: Execution, index: int, attempts: int) -> Task:
+        gen = seed.provenance.generation + self.config.generation_offset
+        return Task(
+            id=f"{seed.id}__syn{gen}_{plan.rng_seed:08x}_{index}",
+            category=seed.category,
+            question=[[m.model_dump() for m in q] for q in seed.question],
+            initial_config=json.loads(json.dumps(plan.initial_config)),
+            involved_classes=list(seed.involved_classes),
+            ground_truth=execution.ground_truth,
+            missed_function=plan.missed_function,
+            provenance=Provenance(
+                origin="synthetic", parent_id=seed.id, generation=gen, step_created=self.config.step_created,
+                narrative=plan.narrative, backend=self.backend.describe(), attempts=attempts,
+                substitutions={str(k): v for k, v in plan.substitutions.items()},
+            ),
+        )
+
+    def _gate(self, seed: Task, task: Task, seed_profile) -> None:
+        from rods.reward import score
+
+        trace = trace_task(task)
+        if trace.errors:
+            raise Rejected("gate:replay_error")
+        result = score(task, [[list(turn)] if turn else [] for turn in task.ground_truth])
+        if result.progress != 1.0 or result.binary != 1:
+            raise Rejected("gate:reward_below_1")
+        if not profile_of(task, trace).matches(seed_profile):
+            raise Rejected("gate:profile_mismatch")
+        copied = copied_values(seed, task, produced_values(trace))
+        if copied:
+            logger.debug("variant of %s copies %s", seed.id, copied[:5])
+            raise Rejected("gate:copies_seed_values")
+        digest = content_hash(task)
+        with self._lock:
+            if digest in self._hashes:
+                raise Rejected("gate:duplicate")
+            self._hashes.add(digest)
+
+    def report(self) -> dict[str, Any]:
+        """Per-stage statistics plus the backend's LLM accounting per accepted task."""
+        llm = self.backend.stats.snapshot()
+        acc = max(1, self.stats.accepted)
+        llm["calls_per_accepted"] = llm["total"]["chats"] / acc
+        llm["tokens_per_accepted"] = (llm["total"]["prompt_tokens"] + llm["total"]["completion_tokens"]) / acc
+        llm["calls_per_accepted_by_stage"] = {p: s["chats"] / acc for p, s in llm["by_purpose"].items()}
+        return self.stats.to_dict(llm)
+
+
+def synthesize(seeds: list[Task], backend: LLMBackend | None = None, config: SynthConfig | None = None) -> list[Task]:
+    """One-shot convenience: a fresh pipeline (template backend by default) over `seeds`."""
+    if backend is None:
+        from rods.llm import make_backend
+
+        backend = make_backend("template")
+    return Pipeline(backend, config)(seeds)

@@ -1,0 +1,120 @@
+"""Stage 3, Rewrite: every turn's user query in one call, anchored to the narrative.
+
+The rewriter sees all turns' executed calls (with the values the user must
+say, and which values come from earlier results) plus the narrative, and writes
+all queries at once (purpose ``"rewrite"``), so later turns can refer to
+earlier ones. Turn kinds tell it what each turn is for:
+
+* ``calls``: ask for this turn's calls (for the turn before a miss_func reveal:
+  the next turn's calls, which the model cannot make yet);
+* ``ask_missing``: a miss_param turn: ask for the next turn's calls but leave
+  out one value (``missing``);
+* ``supply_missing``: give that value;
+* ``reveal``: BFCL's reveal turn, no query (``question[t] == []``).
+
+With the stage switched off (the no-rewrite ablation), the seed's own queries
+are reused with the plan's value mapping applied (:func:`mechanical_queries`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rods.llm.base import LLMBackend
+from rods.synth.api_graph import describe, function_docs
+from rods.synth.executor import Execution
+from rods.synth.planner import Plan
+from rods.tasks.model import Task
+
+QUERIES_SCHEMA = {
+    "type": "object",
+    "properties": {"queries": {"type": "array", "items": {"type": "string"}}},
+    "required": ["queries"],
+}
+
+
+def _call_info(plan: Plan, execution: Execution, index: int) -> dict[str, Any]:
+    call = execution.calls[index]
+    doc = function_docs().get(call.name, {})
+    return {
+        "index": index,
+        "function": call.name,
+        "description": describe(doc) if doc else "",
+        "arguments": dict(call.arguments),
+        "args": list(call.args),
+        "bound": sorted(plan.calls[index].bindings),
+    }
+
+
+def turn_contexts(plan: Plan, execution: Execution) -> list[dict[str, Any]]:
+    """What each turn's query must do (see the module docstring)."""
+    seed = plan.seed
+    per_turn: list[list[int]] = [[] for _ in range(seed.num_turns)]
+    for j, planned in enumerate(plan.calls):
+        per_turn[planned.turn].append(j)
+    out: list[dict[str, Any]] = []
+    for t in range(seed.num_turns):
+        if not seed.question[t]:
+            out.append({"turn": t, "kind": "reveal", "calls": []})
+            continue
+        if per_turn[t] or t + 1 >= seed.num_turns:
+            if out and out[-1]["kind"] == "ask_missing":
+                out.append({"turn": t, "kind": "supply_missing", "calls": [], "missing": out[-1]["missing"]})
+            else:
+                out.append({"turn": t, "kind": "calls", "calls": [_call_info(plan, execution, j) for j in per_turn[t]]})
+            continue
+        calls = [_call_info(plan, execution, j) for j in per_turn[t + 1]]
+        missing = _pick_missing(calls) if seed.category == "miss_param" and seed.question[t + 1] else None
+        if missing:
+            out.append({"turn": t, "kind": "ask_missing", "calls": calls, "missing": missing})
+        else:
+            out.append({"turn": t, "kind": "calls", "calls": calls})
+    return out
+
+
+def _pick_missing(calls: list[dict[str, Any]]) -> dict[str, Any] | None:
+    for call in calls:
+        for key, value in call["arguments"].items():
+            if key not in call["bound"] and isinstance(value, (str, int, float)) and not isinstance(value, bool):
+                return {"index": call["index"], "param": key, "value": value}
+    return None
+
+
+class Rewriter:
+    """Writes all user queries of a plan in one backend call."""
+
+    def __init__(self, backend: LLMBackend):
+        self.backend = backend
+
+    def rewrite(self, plan: Plan, execution: Execution, feedback: list[str] | None = None,
+                turns: list[dict[str, Any]] | None = None) -> list[str]:
+        turns = turns or turn_contexts(plan, execution)
+        context = {"narrative": plan.narrative, "turns": turns, "feedback": feedback or []}
+        prompt = (
+            "Write the user's message for every turn of this conversation with a tool-using assistant. "
+            "Turns must read as one coherent story and refer to each other. Mention every value the user "
+            "must provide; never name functions. For an 'ask_missing' turn leave out the missing value; "
+            "for a 'supply_missing' turn give only that value; for a 'reveal' turn write an empty string.\n"
+            f"Narrative: {plan.narrative or '(none)'}\nTurns: {json.dumps(turns, default=str)[:6000]}\n"
+            + (f"Fix these problems of your previous attempt: {feedback}\n" if feedback else "")
+            + f"Answer as JSON {{\"queries\": [one string per turn, {len(turns)} in all]}}."
+        )
+        reply = self.backend.chat(
+            [{"role": "system", "content": "You write realistic user requests."}, {"role": "user", "content": prompt}],
+            json_schema=QUERIES_SCHEMA, purpose="rewrite", context=context,
+        )
+        queries = [str(q) for q in reply.data["queries"]]
+        if len(queries) != len(turns):
+            raise ValueError(f"rewrite returned {len(queries)} queries for {len(turns)} turns")
+        return ["" if t["kind"] == "reveal" else q.strip() for t, q in zip(turns, queries)]
+
+
+def mechanical_queries(plan: Plan) -> list[str]:
+    """The no-rewrite ablation: the seed's queries with the plan's value mapping applied."""
+    return [" ".join(plan.remapper.text(m.content) for m in turn) for turn in plan.seed.question]
+
+
+def with_queries(task: Task, queries: list[str]) -> list[list[dict[str, str]]]:
+    """BFCL `question` lists: one user message per turn, `[]` at reveal turns."""
+    return [[] if not task.question[t] else [{"role": "user", "content": q}] for t, q in enumerate(queries)]
