@@ -135,6 +135,8 @@ class OpenAIBackend(LLMBackend):
         }
         if request.seed is not None:
             kwargs["seed"] = request.seed
+        if request.purpose:
+            kwargs["extra_headers"] = {"X-Rods-Purpose": request.purpose}  # for logs and test servers
         if request.tools:
             kwargs["tools"] = request.tools
             if request.tool_choice is not None:

@@ -251,3 +251,17 @@ def test_factory_routes_config_fields_and_rejects_unknown_names(scripted_openai_
         make_backend("gpt")
     with pytest.raises(ValueError, match="structured"):
         make_backend("openai", base_url=scripted_openai_server.base_url, structured="xml")
+
+
+def test_scripted_server_routes_answers_by_purpose(scripted_openai_server):
+    server = scripted_openai_server.route({
+        "plan": [{"json": {"calls": ["teleport(to='moon')"]}}, {"json": {"calls": ["ls()"]}}],
+        "judge": {"json": {"passed": True}},
+    }).script([], default={"content": "fallback"})
+    llm = backend(server)
+    assert llm.chat(USER, json_schema=PLAN, purpose="plan").data == {"calls": ["teleport(to='moon')"]}
+    assert llm.chat(USER, json_mode=True, purpose="judge").data == {"passed": True}
+    assert llm.chat(USER, json_schema=PLAN, purpose="plan").data == {"calls": ["ls()"]}
+    assert llm.chat(USER, json_mode=True, purpose="judge").data == {"passed": True}
+    assert llm.chat(USER, purpose="plan").text == "fallback"  # the plan route is used up
+    assert server.purposes == ["plan", "judge", "plan", "judge", "plan"]

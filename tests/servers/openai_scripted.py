@@ -17,6 +17,11 @@ A script entry is a dict (or a callable ``f(request_body) -> dict``):
 
 When the script runs out the server answers with ``default`` (set by
 :meth:`ScriptedOpenAIServer.script`), or HTTP 500 "script exhausted".
+
+:meth:`ScriptedOpenAIServer.route` scripts answers per ``purpose`` instead:
+rods' openai backend sends each call's purpose in the ``X-Rods-Purpose``
+header (recorded in ``purposes``), so a test can answer each synthesis stage
+in its own way.
 """
 
 from __future__ import annotations
@@ -43,10 +48,12 @@ class ScriptedOpenAIServer:
     def __init__(self, model: str = "scripted-model"):
         self.model = model
         self.requests: list[dict[str, Any]] = []
+        self.purposes: list[str] = []
         self.max_in_flight = 0
         self._in_flight = 0
         self._queue: deque[Entry] = deque()
         self._default: Entry | None = None
+        self._routes: dict[str, deque[Entry] | Entry] = {}
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -58,6 +65,13 @@ class ScriptedOpenAIServer:
         with self._lock:
             self._queue = deque(responses)
             self._default = default
+        return self
+
+    def route(self, routes: dict[str, Entry | list[Entry]]) -> ScriptedOpenAIServer:
+        """Answer requests whose purpose is a key with that entry (every time) or
+        with that list's entries in order (then fall through to the script)."""
+        with self._lock:
+            self._routes = {k: deque(v) if isinstance(v, list) else v for k, v in routes.items()}
         return self
 
     @property
@@ -96,10 +110,17 @@ class ScriptedOpenAIServer:
 
     # ------------------------------------------------------------ internals
 
-    def _next(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _next(self, body: dict[str, Any], purpose: str) -> dict[str, Any]:
         with self._lock:
             self.requests.append(body)
-            entry = self._queue.popleft() if self._queue else self._default
+            self.purposes.append(purpose)
+            route = self._routes.get(purpose)
+            if isinstance(route, deque) and route:
+                entry: Entry | None = route.popleft()
+            elif route is not None and not isinstance(route, deque):
+                entry = route
+            else:
+                entry = self._queue.popleft() if self._queue else self._default
         if entry is None:
             return {"status": 500, "body": _error("scripted server: script exhausted")}
         return entry(body) if callable(entry) else entry
@@ -188,7 +209,7 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return
             server._enter()
             try:
-                entry = server._next(body)
+                entry = server._next(body, self.headers.get("X-Rods-Purpose", ""))
                 if entry.get("sleep"):
                     time.sleep(float(entry["sleep"]))
                 if "status" in entry:
