@@ -40,13 +40,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 class _BfclTasks:
-    """BFCL's tasks by id, each validated only when a trajectory first asks for it."""
+    """BFCL's tasks by id, built as `TaskRecord`s when a trajectory first asks (no pydantic)."""
 
     def get(self, task_id: str) -> Any:
-        from rods.tasks.bfcl import bfcl_task
+        from rods.tasks.bfcl import bfcl_record
 
         try:
-            return bfcl_task(task_id)
+            return bfcl_record(task_id)
         except KeyError:
             return None
 

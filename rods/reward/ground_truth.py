@@ -12,10 +12,12 @@ import json
 import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rods.envs import CallParseError, EnvTemplate, ToolEnvironment, format_call, parse_call_text
-from rods.tasks.model import Task
+
+if TYPE_CHECKING:
+    from rods.tasks.model import Task
 
 #: How many tasks' ground truths the process keeps (LRU).
 CACHE_SIZE = 4096

@@ -23,11 +23,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rods.envs import ToolEnvironment
 from rods.reward.ground_truth import GroundTruth, call_keys, ground_truth_for, state_equal
-from rods.tasks.model import Task
+
+if TYPE_CHECKING:
+    from rods.tasks.model import Task
 
 _MISSING = object()
 

@@ -13,9 +13,12 @@ from functools import lru_cache
 from importlib.resources import files
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from rods.tasks.model import Category, Task
+from rods.tasks.record import TaskRecord
+
+if TYPE_CHECKING:  # pydantic is imported only where tasks are validated
+    from rods.tasks.model import Category, Task
 
 CATEGORIES: tuple[Category, ...] = ("base", "miss_func", "miss_param", "long_context")
 SPLIT_SEED = 20260319
@@ -64,10 +67,28 @@ def _load_category(category: Category) -> tuple[Task, ...]:
 def bfcl_task(task_id: str) -> Task:
     """One BFCL task by id, validated on first use (shared object: do not edit it).
 
-    Cheaper than loading all 800 when only a few are needed (`rods reward`).
+    Cheaper than loading all 800 when only a few are needed.
     Raises KeyError for an unknown id.
     """
+    from rods.tasks.model import Task
+
     return Task.model_validate(_raw_index()[task_id])
+
+
+@lru_cache(maxsize=None)
+def bfcl_record(task_id: str) -> TaskRecord:
+    """One BFCL task as a `TaskRecord` (no pydantic: fast start-up for `rods reward`).
+
+    Raises KeyError for an unknown id.
+    """
+    row = _raw_index()[task_id]
+    return TaskRecord(
+        id=row["id"],
+        category=row["category"],
+        initial_config=row.get("initial_config", {}),
+        involved_classes=list(row["involved_classes"]),
+        ground_truth=row["ground_truth"],
+    )
 
 
 def bfcl_task_ids() -> list[str]:

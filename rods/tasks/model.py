@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from rods.tasks.record import is_long_context
+
 Category = Literal["base", "miss_func", "miss_param", "long_context"]
 TaskType = Literal["basic", "miss_func", "miss_param"]
 Origin = Literal["seed", "synthetic"]
@@ -107,7 +109,7 @@ class Task(BaseModel):
     @property
     def long_context(self) -> bool:
         """Whether the API classes load with BFCL's long-context flag."""
-        return self.category == "long_context" or "long_context" in self.id
+        return is_long_context(self.category, self.id)
 
     @property
     def task_type(self) -> TaskType:

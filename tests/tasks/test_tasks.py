@@ -81,3 +81,28 @@ def test_bfcl_entry_round_trip(bfcl_tasks):
     assert entry["id"] == task.id and "missed_function" in entry
     assert "provenance" not in entry and "ground_truth" not in entry
     assert Task.model_validate(dict(entry, category=task.category, ground_truth=task.ground_truth)) == task
+
+
+def test_task_records_match_validated_tasks(bfcl_tasks):
+    """`rods reward` scores BFCL tasks as pydantic-free records: they must read the same."""
+    from rods.reward import score
+    from rods.reward.perturb import perturb
+    from rods.tasks import bfcl_record, bfcl_task_ids
+
+    assert bfcl_task_ids() == [t.id for t in bfcl_tasks]
+    for task in bfcl_tasks:
+        record = bfcl_record(task.id)
+        assert (record.category, record.initial_config, record.involved_classes, record.ground_truth) == (
+            task.category, task.initial_config, task.involved_classes, task.ground_truth)
+        assert (record.num_turns, record.long_context) == (task.num_turns, task.long_context)
+    for task in bfcl_tasks[::50]:
+        steps = perturb(task, "dropped")
+        assert score(bfcl_record(task.id), steps) == score(task, steps)
+
+
+def test_light_imports_do_not_pull_pydantic():
+    import subprocess
+    import sys
+
+    code = "import sys; from rods.tasks import CATEGORIES, bfcl_record; bfcl_record('multi_turn_base_0'); assert 'pydantic' not in sys.modules"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
