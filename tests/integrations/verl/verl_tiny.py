@@ -119,3 +119,15 @@ class GoldServerManager:
             reply = "[" + ", ".join(task.ground_truth[turn]) + "]"  # BFCL's pythonic call list
         ids = self.tokenizer.encode(reply, add_special_tokens=False) + [self.tokenizer.eos_token_id]
         return TokenOutput(token_ids=ids, stop_reason="completed")
+
+
+def save_tiny_checkpoint(tokenizer, path) -> None:
+    """A model directory verl's `HFModelConfig` can load offline: the tokenizer and a tiny Qwen2 config."""
+    from transformers import Qwen2Config
+
+    tokenizer.save_pretrained(path)
+    Qwen2Config(
+        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=65536,
+        architectures=["Qwen2ForCausalLM"],
+    ).save_pretrained(path)
