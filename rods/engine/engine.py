@@ -17,7 +17,7 @@ All public methods take one re-entrant lock; none blocks on synthesis.
 
 from __future__ import annotations
 
-import json
+import itertools
 import logging
 import random
 import threading
@@ -302,7 +302,7 @@ class DataEngine:
                 accepted.append((task, fp))
             cap = self.config.queue_capacity
             overflow = 0 if cap is None else max(0, len(self.pool.queue) + len(accepted) - cap)
-            dropped_queue = list(self.pool.queue)[: min(overflow, len(self.pool.queue))]
+            dropped_queue = list(itertools.islice(self.pool.queue, min(overflow, len(self.pool.queue))))
             dropped_new = max(0, overflow - len(dropped_queue))
             if dropped_new:  # the queue is smaller than the overflow: the oldest new ones go too
                 for task, _ in accepted[:dropped_new]:

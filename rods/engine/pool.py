@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import itertools
 import json
 import math
 from dataclasses import dataclass, field
@@ -128,7 +129,7 @@ class ReplayPool:
         n_active = len(self.active) - len(plan.retire)
         n_inject = min(n_inject, math.floor(cfg.max_injection_fraction * n_active + 1e-9))
         n_inject = max(0, min(n_inject, cfg.capacity - synth_after))
-        plan.inject = list(self.queue)[:n_inject] if n_inject else []
+        plan.inject = list(itertools.islice(self.queue, n_inject))
         return plan
 
     @staticmethod
