@@ -121,7 +121,7 @@ def breakdown(pairs, empty_file: Path, out: Path):
             calls = [c for step in turn_steps for c in step]
             empty = is_empty_response(turn_steps)
             a = cpu()
-            on_path = env is None and call_keys(calls) == gt.call_keys[t]
+            on_path = env is None and gt.call_keys[t] is not None and call_keys(calls) == gt.call_keys[t]
             b = cpu()
             t_keys += b - a
             if on_path:

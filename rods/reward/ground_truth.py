@@ -12,6 +12,7 @@ import json
 import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from rods.envs import CallParseError, EnvTemplate, ToolEnvironment, format_call, parse_call_text
@@ -101,14 +102,22 @@ def call_keys(calls: list[str]) -> tuple[str, ...] | None:
     """
     keys = []
     for text in calls:
-        try:
-            parsed, container = parse_call_text(text)
-        except CallParseError:
+        key = _call_key(text) if len(text) <= 2000 else _call_key.__wrapped__(text)
+        if key is None:
             return None
-        if container is not None or len(parsed) != 1:
-            return None
-        keys.append(format_call(parsed[0]))
+        keys.append(key)
     return tuple(keys)
+
+
+@lru_cache(maxsize=65536)
+def _call_key(text: str) -> str | None:
+    try:
+        parsed, container = parse_call_text(text)
+    except CallParseError:
+        return None
+    if container is not None or len(parsed) != 1:
+        return None
+    return format_call(parsed[0])
 
 
 def compute_ground_truth(task: Task) -> GroundTruth:

@@ -231,7 +231,7 @@ def score(
         empty = is_empty_response(turn_steps)
         # Fast path: same calls as the ground truth from the ground truth's state ->
         # same results and state; reuse them (exact: execution is deterministic).
-        if env is None and gt.call_keys and call_keys(calls) == gt.call_keys[t]:
+        if env is None and gt.call_keys and gt.call_keys[t] is not None and call_keys(calls) == gt.call_keys[t]:
             scorer.end_turn_as_ground_truth(empty=empty)
             continue
         if env is None:

@@ -137,3 +137,22 @@ def test_ground_truth_is_computed_once_per_task(bfcl_tasks):
     env.execute("mkdir(dir_name='scratch')")
     assert gt.new_env().state() != env.state()
     assert gt.new_env().state() == ToolEnvironment(task).state()
+
+
+def test_fast_path_needs_parsable_identical_calls(bfcl_tasks):
+    """A turn is reused from the ground truth only if both sides parse and match exactly."""
+    from rods.reward.official import official_verdict
+
+    task = next(t for t in bfcl_tasks if t.id == "multi_turn_long_context_20")
+    long_call = task.ground_truth[1][-1]
+    assert len(long_call) > 2000  # parsed outside the parse cache
+    for broken in ("[x for x in ()]", "ls(", long_call[:-1]):
+        steps = replay(task)
+        steps[1] = [task.ground_truth[1][:-1] + [broken]]
+        result = score(task, steps)
+        assert result.binary == 0 == int(official_verdict(task, steps)["valid"])
+        assert result.state_pass[1] is False
+    # formatting differences still match (same parsed call), argument values do not
+    steps = replay(task)
+    steps[0] = [[c.replace("=", " = ") for c in task.ground_truth[0]]]
+    assert score(task, steps).binary == 1
