@@ -362,6 +362,10 @@ class LLMBackend(ABC):
             except LLMError as exc:
                 delta.errors[exc.kind] = delta.errors.get(exc.kind, 0) + 1
                 raise
+            except Exception as exc:  # a backend bug: log it loudly, count it, keep the caller alive
+                logger.exception("%s raised on a %r request", self.name, request.purpose)
+                delta.errors["backend"] = delta.errors.get("backend", 0) + 1
+                raise LLMError(f"{self.name} backend failed: {exc!r}", kind="backend") from exc
             delta.requests += done.extra_requests
             delta.prompt_tokens += done.prompt_tokens
             delta.completion_tokens += done.completion_tokens
