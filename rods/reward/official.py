@@ -31,7 +31,7 @@ def fresh_model_name(prefix: str = "rods_ref") -> str:
 def forget(model_name: str) -> None:
     """Drop the instances BFCL cached in its module globals for this model name."""
     _, utils = _modules()
-    prefix = re.sub(r"[-./:]", "_", model_name)
+    prefix = re.sub(r"[-./:]", "_", model_name) + "_"  # "m_5_" must not match "m_50_..."
     for key in [k for k in utils.__dict__ if k.startswith(prefix) and k.endswith("_instance")]:
         del utils.__dict__[key]
 
