@@ -1,0 +1,73 @@
+"""Token, latency, call and failure accounting of a backend, per purpose.
+
+The synthesis pipeline reports LLM calls and tokens per accepted task per
+stage: each stage passes its name as ``purpose`` and reads these counters.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+
+@dataclass
+class CallStats:
+    """Counters for one purpose (or all of them)."""
+
+    chats: int = 0  # chat() calls
+    requests: int = 0  # requests sent to the backend (retries and repairs included)
+    retries: int = 0  # requests repeated after a transient failure
+    repairs: int = 0  # JSON repair rounds
+    invalid_json: int = 0  # replies that failed JSON extraction or validation
+    failures: int = 0  # chat() calls that raised LLMError
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    errors: dict[str, int] = field(default_factory=dict)  # failed requests by kind
+
+    def add(self, other: CallStats) -> None:
+        for f in fields(self):
+            if f.name == "errors":
+                for k, v in other.errors.items():
+                    self.errors[k] = self.errors.get(k, 0) + v
+            else:
+                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+
+class LLMStats:
+    """Thread-safe accounting of a backend's calls, in total and per purpose."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_purpose: dict[str, CallStats] = {}
+
+    def record(self, purpose: str, delta: CallStats) -> None:
+        with self._lock:
+            self._by_purpose.setdefault(purpose, CallStats()).add(delta)
+
+    def purpose(self, name: str) -> CallStats:
+        """A copy of the counters for one purpose (zeros if never used)."""
+        with self._lock:
+            out = CallStats()
+            out.add(self._by_purpose.get(name, CallStats()))
+            return out
+
+    @property
+    def total(self) -> CallStats:
+        with self._lock:
+            out = CallStats()
+            for s in self._by_purpose.values():
+                out.add(s)
+            return out
+
+    def snapshot(self) -> dict[str, Any]:
+        """Plain-dict view: ``{"total": {...}, "by_purpose": {purpose: {...}}}``."""
+        total = self.total
+        with self._lock:
+            by = {k: asdict(v) for k, v in sorted(self._by_purpose.items())}
+        return {"total": asdict(total), "by_purpose": by}
+
+    def reset(self) -> None:
+        with self._lock:
+            self._by_purpose.clear()
