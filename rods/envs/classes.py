@@ -57,8 +57,8 @@ def method_owners(involved_classes: Iterable[str]) -> dict[str, str]:
     return owners
 
 
-def _load_shared(cls: str, initial_config: Mapping[str, Any], long_context: bool) -> Any:
-    # Loaded as BFCL loads it: may still share BFCL's module-level dicts.
+def load_shared(cls: str, initial_config: Mapping[str, Any], long_context: bool) -> Any:
+    """An instance loaded exactly as BFCL loads it; it may still share BFCL's module-level dicts."""
     instance = api_class(cls)()
     if cls not in STATELESS_CLASSES:
         instance._load_scenario(copy.deepcopy(dict(initial_config.get(cls, {}))), long_context=long_context)
@@ -71,12 +71,12 @@ def load_instance(cls: str, initial_config: Mapping[str, Any], long_context: boo
     Isolation: BFCL's long-context loading hangs module-level dicts (travel cards
     and bookings) into the instance; the copy at the end cuts those references.
     """
-    return thaw(freeze(_load_shared(cls, initial_config, long_context)))
+    return thaw(freeze(load_shared(cls, initial_config, long_context)))
 
 
 def load_frozen(cls: str, initial_config: Mapping[str, Any], long_context: bool) -> bytes:
     """`freeze(load_instance(...))` without the intermediate copy (the bytes own their data)."""
-    return freeze(_load_shared(cls, initial_config, long_context))
+    return freeze(load_shared(cls, initial_config, long_context))
 
 
 def _thaw_random(state: tuple) -> random.Random:

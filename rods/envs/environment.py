@@ -15,10 +15,10 @@ without its `eval` and without its module-global instance cache:
   `name 'foo' is not defined`, as `eval` would say; BFCL's refused names
   (`kill`, `exit`, ...) read `Function call kill is not allowed.`
 
-Isolation: after loading, every instance's attributes are deep-copied, so no
-instance shares mutable data with BFCL's module-level tables (the long-context
-travel cards and bookings hang the module's own dicts into `credit_card_list`
-and `booking_record`). The vehicle API's long-context weather dict is written
+Isolation: after loading, every instance is deep-copied (a pickle round trip),
+so no instance shares mutable data with BFCL's module-level tables (the
+long-context travel cards and bookings hang the module's own dicts into
+`credit_card_list` and `booking_record`), nor with another rollout. The vehicle API's long-context weather dict is written
 and returned in the same call (the written value comes from the instance's own
 seeded `_random`), so nothing flows through it between rollouts. The MathAPI's
 process-global precision (`mpmath.mp.dps`, the `decimal` context) is restored
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import decimal
+import inspect
 import json
 import logging
 from collections.abc import Iterable, Mapping
@@ -39,10 +40,10 @@ from rods.envs.classes import (  # noqa: F401 - CLASS_MODULES & co. re-exported 
     CLASS_MODULES,
     STATELESS_CLASSES,
     api_class,
-    _load_shared,
     freeze,
     load_frozen,
     load_instance,
+    load_shared,
     method_owners,
     public_methods,
     thaw,
@@ -105,7 +106,7 @@ class EnvTemplate:
         them right away, never keep or mutate them.
         """
         classes = list(task.involved_classes)
-        loaded = {c: _load_shared(c, task.initial_config, task.long_context) for c in classes}
+        loaded = {c: load_shared(c, task.initial_config, task.long_context) for c in classes}
         template = cls({c: freeze(inst) for c, inst in loaded.items()}, classes, task.long_context)
         return template, {c: public_state(inst) for c, inst in loaded.items()}
 
@@ -122,8 +123,9 @@ class ToolEnvironment:
 
     Build it from a `Task` (`ToolEnvironment(task)`) or from a raw config
     (`ToolEnvironment(initial_config, involved_classes, long_context=...)`).
-    `fork()` gives an independent copy in its current state (cheaper than
-    reloading; the reward's ground-truth cache uses it).
+    `fork()` gives an independent copy in its current state; `freeze()` an
+    `EnvTemplate` that spawns copies cheaply (the reward's ground-truth cache
+    keeps one per task, and rollouts spawn from it).
 
     Held-out (miss_func) functions are executable, as in BFCL: hiding them is the
     tool list's job, not the executor's.
@@ -255,10 +257,33 @@ def public_state(instance: Any) -> dict[str, Any]:
     return {k: v for k, v in vars(instance).items() if not k.startswith("_")}
 
 
+#: MathAPI arguments whose size sets the cost of a call: beyond these limits a
+#: call would run for minutes or exhaust memory (`power(base=9, exponent=10**11)`),
+#: so it fails instead. BFCL has no limit (it would hang); its data stays far below.
+MATH_LIMITS = {("power", "exponent"): 10_000, ("logarithm", "precision"): 10_000, ("square_root", "precision"): 10_000}
+
+
+def _check_math_limits(method: Any, args: tuple, kwargs: dict) -> None:
+    name = method.__name__
+    if not any(key[0] == name for key in MATH_LIMITS):
+        return
+    try:
+        bound = inspect.signature(method).bind(*args, **kwargs).arguments
+    except TypeError:
+        return  # the call itself will fail with BFCL's message
+    for (fn, param), limit in MATH_LIMITS.items():
+        value = bound.get(param)
+        if fn == name and isinstance(value, int) and not isinstance(value, bool) and abs(value) > limit:
+            if fn == "power" and isinstance(bound.get("base"), float):
+                continue  # float powers overflow quickly and cheaply
+            raise ValueError(f"{param}={value} exceeds the limit of {limit} for {fn}")
+
+
 def _run_isolating_precision(method: Any, args: tuple, kwargs: dict) -> Any:
     """Run a MathAPI method without leaking its process-global precision changes."""
     import mpmath
 
+    _check_math_limits(method, args, kwargs)
     dps = mpmath.mp.dps
     try:
         with decimal.localcontext():

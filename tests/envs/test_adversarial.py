@@ -155,6 +155,21 @@ def test_fuzzed_json_calls_only_reach_public_methods(env, name, args):
         assert env.snapshot() == before
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["power(base=9, exponent=100000000000)", "power(9, 10**11)", "square_root(number=2.0, precision=1000000000)",
+     "logarithm(value=10.0, base=2.0, precision=10000000)"],
+)
+def test_resource_exhausting_math_fails_fast(text):
+    import time
+
+    env = ToolEnvironment({}, ["MathAPI"])
+    started = time.perf_counter()
+    assert env.execute(text).startswith(ERROR_PREFIX)
+    assert time.perf_counter() - started < 1.0
+    assert env.execute("power(base=2, exponent=10)") == '{"result": 1024}'
+
+
 def test_the_audit_hook_does_see_escapes():
     """Guard for the guard: the hook above records what an escape would trigger."""
     _AUDIT.events.clear()
