@@ -11,9 +11,12 @@ verl builds its train and validation datasets with the class named in
 - ``bfcl:train|test|all`` or a tasks JSONL path: a fixed set (validation).
 
 Rows are counted as the dataloader fetches them (hence
-`data.dataloader_num_workers: 0`): each new batch starts a training step,
-which tells the engine actor that the previous step is over (its seeds go to
-synthesis; `EngineService.begin_step`). Each row carries its task as JSON in
+`data.dataloader_num_workers: 0`): every `data.train_batch_size` rows start a
+training step, which tells the engine actor that the previous step is over (its
+seeds go to synthesis; `EngineService.begin_step`). The epoch boundary runs in
+``__len__``, which verl's samplers call when an epoch's iterator is created;
+verl calls ``len(dataloader)`` otherwise only while setting up, so set
+`trainer.total_training_steps` (the pool size changes between epochs). Each row carries its task as JSON in
 ``extra_info['task']`` (verl's per-step ``uid`` is random, so the task id
 travels there too) and names the rods agent loop in ``agent_name``.
 """
@@ -74,7 +77,9 @@ class RodsTaskDataset(Dataset):
         self.live = sources == [POOL_SOURCE]
         if POOL_SOURCE in sources and not self.live:
             raise ValueError(f"{POOL_SOURCE} cannot be combined with other data files: {sources}")
-        self.batch_size = int(config.get("gen_batch_size") or config.get("train_batch_size") or 1) if config else 1
+        # rows per training step, and per dataloader fetch (verl's V1 async modes fetch one row at a time)
+        self.step_size = int(config.get("train_batch_size") or 1) if config else 1
+        self.batch_size = int(config.get("gen_batch_size") or self.step_size) if config else 1
         self.max_samples = max_samples
         self.settings = settings
         self.engine = engine
@@ -128,8 +133,7 @@ class RodsTaskDataset(Dataset):
 
     def __getitem__(self, item: int) -> dict[str, Any]:
         if self.live:
-            self._maybe_new_epoch()
-            if self._served % self.batch_size == 0:
+            if self._served % self.step_size == 0:
                 self.step += 1
                 self.engine.begin_step(self.step)
             self._served += 1

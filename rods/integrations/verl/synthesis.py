@@ -35,10 +35,10 @@ Sink = Callable[[list[Task]], Any]
 
 
 def rods_pipeline(backend: Any, **pipeline_kwargs: Any) -> Callable[[list[Task]], list[Task]]:
-    """rods' five-stage synthesis pipeline on `backend` (see `rods.synth`)."""
-    from rods.synth import make_synthesizer
+    """rods' five-stage synthesis pipeline on `backend`; `pipeline_kwargs` are `SynthConfig` fields."""
+    from rods.synth.pipeline import Pipeline, SynthConfig
 
-    return make_synthesizer(backend, **pipeline_kwargs)
+    return Pipeline(backend, SynthConfig(**pipeline_kwargs))
 
 
 def load_factory(path: str) -> Callable[..., Callable[[list[Task]], list[Task]]]:
@@ -66,8 +66,11 @@ class SynthesisActor:
         self.synthesize = load_factory(self.settings.factory)(self.backend, **self.settings.pipeline_kwargs)
         self.batches = 0
 
-    def run(self, seeds: list[Task]) -> list[Task]:
+    def run(self, seeds: list[Task], step: int | None = None) -> list[Task]:
         self.batches += 1
+        config = getattr(self.synthesize, "config", None)
+        if step is not None and hasattr(config, "step_created"):
+            config.step_created = step  # recorded in each variant's provenance
         return list(self.synthesize(list(seeds)))
 
 
@@ -109,7 +112,7 @@ class RaySynthesisWorker:
                 actor = self.actors[self._next % len(self.actors)]
                 self._next += 1
                 self.submitted_seeds += len(batch)
-            ref = actor.run.remote(batch)
+            ref = actor.run.remote(batch, step)
             with self._lock:
                 self._pending.add(ref)
             ref.future().add_done_callback(lambda fut, ref=ref: self._finished(ref, fut))

@@ -92,7 +92,13 @@ def test_ablations_change_only_what_they_name(configs):
     assert settings("ablate_one_shot").engine_config().one_shot
     assert settings("static").synthesis is None and settings("static").engine_config().capacity == 0
     assert [settings(f"capacity_{c}").engine_config().capacity for c in (50, 100, 200)] == [50, 100, 200]
-    assert settings("ablate_no_rewrite").synthesis.pipeline_kwargs == {"rewrite": False}
+    from rods.synth.pipeline import SynthConfig
+
+    for name, switch in [("ablate_no_rewrite", "rewrite"), ("ablate_no_narrative", "narrative"),
+                         ("ablate_no_repair", "feedback_repair")]:
+        kwargs = settings(name).synthesis.pipeline_kwargs
+        assert kwargs == {switch: False}
+        assert getattr(SynthConfig(**kwargs), switch) is False  # the pipeline's own switch
     for name in EXPERIMENTS:
         assert configs[name].trainer.experiment_name == name
 

@@ -338,3 +338,26 @@ def test_verls_agent_loop_worker_runs_a_pool_batch_and_rewards_reach_the_engine(
         mine = [s for t, s in zip(task_ids, scores) if t == task_id]
         assert engine.stats(task_id)["rewards"] == mine
     ray.kill(engine.handle)
+
+
+def test_ray_synthesis_workers_run_rods_pipeline(ray_cluster, seeds, tmp_path):
+    """The default factory: rods' five-stage pipeline (model-free template backend) inside a Ray worker."""
+    synthesis = SynthesisSettings(num_workers=1, backend="template", num_cpus=0)
+    settings = settings_for(tmp_path, "pipeline", synthesis=synthesis)
+    engine = RemoteEngine.connect(settings, seeds)
+    engine.begin_step(1)
+    base = [t for t in seeds if t.category == "base"][:2]
+    for task in base:
+        engine.report(f"g-{task.id}", task.id, 1.0, 2)
+        engine.report(f"g-{task.id}", task.id, 0.0, 2)
+    assert engine.begin_step(2) == 2
+    deadline = time.monotonic() + 90
+    while engine.metrics()["synthesis_pending"] and time.monotonic() < deadline:
+        time.sleep(0.5)
+    metrics = engine.metrics()
+    assert metrics["synthesis_failures"] == 0 and metrics["queue"] == metrics["synthesis_produced"] >= 1
+    report = engine.end_epoch(2)["report"]
+    variants = [t for t in engine.active_tasks() if t.id in report["injected"]]
+    assert variants and all(v.origin == "synthetic" and v.provenance.parent_id in {t.id for t in base} for v in variants)
+    assert all(v.provenance.step_created == 1 for v in variants)
+    ray.kill(engine.handle)
