@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # llama.cpp's native build segfaults on these machines: build it portable.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF
 
-.PHONY: venv llama demo test test-fast bench clean
+.PHONY: venv llama verl demo test test-fast bench clean
 
 venv: $(VENV)/.installed
 
@@ -29,10 +29,16 @@ $(VENV)/.llama: $(VENV)/.installed
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install -q 'llama-cpp-python[server]==0.3.36'
 	touch $@
 
+# verl 0.9.1 for the CPU tests of the distributed integration (no vLLM, torch stays pinned).
+verl: $(VENV)/.verl-0.9.1
+
+$(VENV)/.verl-0.9.1: $(VENV)/.installed scripts/install_verl_cpu.sh
+	VENV=$(VENV) bash scripts/install_verl_cpu.sh
+
 demo: venv
 	$(BIN)/rods demo
 
-test: venv llama
+test: venv llama verl
 	$(BIN)/python -m pytest -q
 
 test-fast: venv
