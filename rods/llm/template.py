@@ -74,7 +74,8 @@ def phrase(call: dict[str, Any], missing: str | None = None) -> str:
     for key, value in call.get("arguments", {}).items():
         if key == missing:
             continue
-        if key in bound:
+        whole_list = isinstance(value, list) and value and all(f"{key}[{i}]" in bound for i in range(len(value)))
+        if key in bound or whole_list:
             parts.append(f"using the {label(key)} from the earlier result")
         else:
             parts.append(f"{label(key)} {say(value)}")

@@ -8,9 +8,9 @@ of :mod:`rods.synth.profile`, from executions). Each node also records its
 *effect*, seen in those executions: "write" if a call ever changed the state,
 "read" if none did, "unknown" if the function was never executed (no siblings).
 
-The planner uses the graph to substitute a call by a *sibling*: a function of
-the same class with the same effect and the same typed required parameters
-(`cat` / `tail`, `add` / `multiply`, `mean` / `max_value` ...), which keeps Φ.
+The planner uses the graph to substitute a call by a *sibling*: a read function
+of the same class with the same typed required parameters (`cat` / `tail`,
+`add` / `multiply`, `mean` / `max_value` ...), which keeps Φ.
 """
 
 from __future__ import annotations
@@ -129,9 +129,13 @@ class APIGraph:
         return sorted(g for (f, g) in self.edges if f == name)
 
     def siblings(self, name: str) -> list[str]:
-        """Functions that can replace `name` in a plan (same class, effect, typed required params)."""
+        """Functions that can replace `name` in a plan (same class, effect, typed required params).
+
+        Only read functions have siblings: swapping a write (touch for rm, mkdir for
+        rmdir) changes what later calls find, which the seed's structure relies on.
+        """
         node = self.nodes.get(name)
-        if node is None or node.effect == "unknown":
+        if node is None or node.effect != "read":
             return []
         sig = node.signature()
         return sorted(n for n, other in self.nodes.items() if n != name and other.signature() == sig)

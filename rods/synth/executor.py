@@ -81,11 +81,21 @@ def run_plan(plan: Plan) -> Execution:
             except (KeyError, IndexError):
                 out.failure = Failure(j, planned.name, f"bound value missing at {path} of call {src}", "binding")
                 return out
-            if key.startswith("#"):
-                if int(key[1:]) < len(args):
-                    args[int(key[1:])] = value
-            elif key in arguments:
-                arguments[key] = value
+            name, _, element = key.partition("[")
+            if name.startswith("#"):
+                container, slot = args, int(name[1:])
+                if slot >= len(container):
+                    continue
+            else:
+                container, slot = arguments, name
+                if slot not in container:
+                    continue
+            if element:
+                items = list(container[slot])
+                items[int(element.rstrip("]"))] = value
+                container[slot] = items
+            else:
+                container[slot] = value
         call = ToolCall(planned.name, arguments, tuple(args))
         result = env.execute(call)
         out.calls.append(call)

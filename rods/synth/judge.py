@@ -28,7 +28,7 @@ from typing import Any
 
 from rods.llm.base import LLMBackend
 from rods.synth.executor import Execution
-from rods.synth.profile import result_value
+from rods.synth.profile import result_value, value_paths
 from rods.synth.values import is_distinctive, leaves
 from rods.tasks.model import Task
 
@@ -150,24 +150,25 @@ class Judge:
     @staticmethod
     def _values(task: Task, execution: Execution, queries: list[str], turns: list[dict[str, Any]]) -> Verdict:
         config_values = {json.dumps(v) for v in leaves(task.initial_config)}
-        said = ""
-        results_text = ""
+        produced: set[str] = set()
         described = {c["index"]: t["turn"] for t in turns for c in t["calls"]}
-        spoken_by: dict[int, str] = {}
-        for t, q in enumerate(queries):
-            said += " " + q
-            spoken_by[t] = said
+        said_until: list[str] = []
+        text = ""
+        for q in queries:
+            text += " " + q
+            said_until.append(text)
         for j, call in enumerate(execution.calls):
             turn = max(described.get(j, 0), execution_turn(task, j))
             # a miss_param value is supplied in the turn after it is asked for
-            text = spoken_by.get(min(turn + 1, task.num_turns - 1), said)
-            for value in [*call.args, *call.arguments.values()]:
-                if not is_distinctive(value) or _mentions(text, value) or json.dumps(value) in config_values:
+            said = said_until[min(turn + 1, task.num_turns - 1)]
+            scalars = [x for v in [*call.args, *call.arguments.values()] for x in (v if isinstance(v, list) else [v])]
+            for value in scalars:
+                if not is_distinctive(value) or _mentions(said, value):
                     continue
-                if str(value) in results_text:
+                if json.dumps(value) in config_values or json.dumps(value) in produced:
                     continue
                 return Verdict(False, f"{call.name}: value {value!r} is neither said by the user nor in the state")
-            results_text += " " + execution.results[j]
+            produced.update(json.dumps(v) for _, v in value_paths(result_value(execution.results[j])))
         return Verdict(True, "every value is said by the user or found in the state")
 
     @staticmethod
@@ -201,9 +202,9 @@ def structure_verdict(task: Task) -> Verdict:
         for k, names in task.reveal_turns().items():
             if task.question[k] != [] or not task.ground_truth[k] or k == 0 or task.ground_truth[k - 1]:
                 return Verdict(False, f"reveal turn {k}: needs question [] and calls, after a turn without calls")
-            before = {c.split("(")[0] for turn in task.ground_truth[:k] for c in turn}
-            if any(n in before for n in names) or not any(c.startswith(f"{n}(") for n in names for c in task.ground_truth[k]):
-                return Verdict(False, f"held-out functions {names} used before turn {k} or not at it")
+            before = {c.split("(")[0].strip() for turn in task.ground_truth[:k] for c in turn}
+            if any(n in before for n in names):
+                return Verdict(False, f"held-out functions {sorted(set(names) & before)} used before their reveal turn {k}")
         return Verdict(True, "held-out functions are revealed exactly where they are needed")
     if task.missed_function:
         return Verdict(False, f"{task.category} task with missed_function")
@@ -211,7 +212,7 @@ def structure_verdict(task: Task) -> Verdict:
         return Verdict(False, "a turn without a user message outside miss_func")
     if task.category == "miss_param":
         empty = [t for t, gt in enumerate(task.ground_truth) if not gt]
-        if not empty or any(t + 1 >= task.num_turns or not task.ground_truth[t + 1] for t in empty):
+        if not empty or any(not any(task.ground_truth[t + 1:]) for t in empty):
             return Verdict(False, "miss_param needs an under-specified turn followed by one that supplies the value")
         return Verdict(True, "the under-specified turn is followed by the value")
     return Verdict(True, "every turn has a user message")

@@ -30,10 +30,12 @@ from typing import Any, Callable
 
 from rods.llm.base import LLMBackend, LLMError
 from rods.synth.api_graph import APIGraph, default_graph
+from rods.synth.augmenter import KINDS as AUGMENT_KINDS
+from rods.synth.augmenter import augment, expected_profile
 from rods.synth.executor import Execution, Executor
 from rods.synth.judge import Judge
 from rods.synth.planner import Plan, Planner, PlannerConfig
-from rods.synth.profile import profile_of, trace_task
+from rods.synth.profile import environment_made, profile_of, trace_task
 from rods.synth.rewriter import Rewriter, mechanical_queries, turn_contexts, with_queries
 from rods.synth.values import is_distinctive, leaves
 from rods.tasks.model import Provenance, Task
@@ -136,9 +138,9 @@ def copied_values(seed: Task, variant: Task, produced: set[str] = frozenset()) -
     """Distinctive seed values that reappear verbatim in the variant's arguments or config.
 
     Values are compared as JSON text; the class names of the config are not
-    values. `produced` holds (as JSON) values that the variant's own environment
-    returned before they were used (a shop address, a computed price): those come
-    from the simulator, not from the seed.
+    values. `produced` holds (as JSON) values that come from the simulator, not
+    from the seed: what the variant's own calls returned (a shop address, a
+    computed price) and the long-context filler the simulator loads itself.
     """
     from rods.synth.profile import call_values, parse_ground_truth
 
@@ -182,6 +184,8 @@ class Pipeline:
     def synthesize(self, seeds: list[Task], progress: Callable[[int], None] | None = None) -> list[Task]:
         """Variants of every seed that pass the gate, in seed order."""
         start = time.perf_counter()
+        with self._lock:
+            self._calls += 1  # each batch draws new random streams
         with ThreadPoolExecutor(max_workers=max(1, self.config.workers)) as pool:
             futures = [pool.submit(self._seed, seed) for seed in seeds]
             out: list[Task] = []
@@ -227,6 +231,7 @@ class Pipeline:
         execution: Execution | None = None
         attempts = 0
         replan = True
+        patched: set[str] = set()
         while attempts < (cfg.max_attempts if cfg.feedback_repair else 1):
             attempts += 1
             if replan:
@@ -236,7 +241,7 @@ class Pipeline:
             stats.attempts["execute"] += 1
             execution = self.executor.run(plan)
             if execution.ok:
-                variant_profile = profile_of(self._candidate(seed, plan, execution, index, attempts), None)
+                variant_profile = profile_of(self._candidate(seed, plan, execution, index, attempts))
                 if variant_profile.matches(seed_profile):
                     stats.passed["execute"] += 1
                     break
@@ -250,20 +255,38 @@ class Pipeline:
             self.planner.remember_failure(seed, execution.failure.function)
             last = f"execution:{execution.failure.function}"
             patch = self.executor.patch(plan, execution) if cfg.feedback_repair else None
-            if patch:
-                stats.patches[patch.split(":")[-1].strip().split(" ")[0]] += 1
+            kind = patch.split(":")[-1].strip().split(" ")[0] if patch else None
+            if patch and kind not in patched:  # the same repair twice would not help
+                patched.add(kind)
+                stats.patches[kind] += 1
                 replan = False
             else:
+                # re-plan: blacklist the failing function and undo this plan's substitutions
                 blacklist.add(execution.failure.function)
+                blacklist.update(plan.substitutions.values())
+                patched = set()
                 replan = True
         else:
             raise Rejected(last)
+        expected = seed_profile
+        augmented = None
+        if cfg.augment > 0 and cfg.rewrite and seed.task_type == "basic" and rng.random() < cfg.augment:
+            stats.attempts["augment"] += 1
+            kind = rng.choice(AUGMENT_KINDS)
+            result = augment(plan, execution, rng, kind)
+            if result is None:
+                raise Rejected(f"augment:no_room_for_{kind}")
+            plan, execution = result
+            expected, augmented = expected_profile(seed_profile, plan.seed), kind
+            stats.passed["augment"] += 1
         task = self._candidate(seed, plan, execution, index, attempts)
+        if augmented:
+            task.provenance.augmented = augmented
         turns = turn_contexts(plan, execution)
         # Rewrite
         stats.attempts["rewrite"] += 1
         queries = self.rewriter.rewrite(plan, execution, turns=turns) if cfg.rewrite else mechanical_queries(plan)
-        task = Task.model_validate({**task.model_dump(), "question": with_queries(seed, queries)})
+        task = Task.model_validate({**task.model_dump(), "question": with_queries(plan.seed, queries)})
         stats.passed["rewrite"] += 1
         # Judge (a query fault goes back to the rewriter once)
         verdicts: dict[str, Any] = {}
@@ -272,7 +295,7 @@ class Pipeline:
             judgement = self.judge.judge(task, execution, turns)
             if judgement.fault == "query" and cfg.rewrite and cfg.feedback_repair:
                 queries = self.rewriter.rewrite(plan, execution, feedback=judgement.failed_reasons(), turns=turns)
-                task = Task.model_validate({**task.model_dump(), "question": with_queries(seed, queries)})
+                task = Task.model_validate({**task.model_dump(), "question": with_queries(plan.seed, queries)})
                 judgement = self.judge.judge(task, execution, turns)
             verdicts = judgement.to_dict()
             if not judgement.passed:
@@ -281,16 +304,17 @@ class Pipeline:
         task.provenance.verdicts = verdicts
         # Gate
         stats.attempts["gate"] += 1
-        self._gate(seed, task, seed_profile)
+        self._gate(seed, task, expected)
         stats.passed["gate"] += 1
         return task
 
     def _candidate(self, seed: Task, plan: Plan, execution: Execution, index: int, attempts: int) -> Task:
         gen = seed.provenance.generation + self.config.generation_offset
+        layout = plan.seed  # the seed itself, or the augmenter's skeleton
         return Task(
             id=f"{seed.id}__syn{gen}_{plan.rng_seed:08x}_{index}",
-            category=seed.category,
-            question=[[m.model_dump() for m in q] for q in seed.question],
+            category=layout.category,
+            question=[[m.model_dump() for m in q] for q in layout.question],
             initial_config=json.loads(json.dumps(plan.initial_config)),
             involved_classes=list(seed.involved_classes),
             ground_truth=execution.ground_truth,
@@ -313,7 +337,10 @@ class Pipeline:
             raise Rejected("gate:reward_below_1")
         if not profile_of(task, trace).matches(seed_profile):
             raise Rejected("gate:profile_mismatch")
-        copied = copied_values(seed, task, produced_values(trace))
+        own = produced_values(trace)
+        if task.long_context:  # the simulator's long-context filler is not the seed's content
+            own |= {json.dumps(v) for v in environment_made(task)}
+        copied = copied_values(seed, task, own)
         if copied:
             logger.debug("variant of %s copies %s", seed.id, copied[:5])
             raise Rejected("gate:copies_seed_values")

@@ -40,6 +40,7 @@ from rods.synth.api_graph import APIGraph, describe, function_docs
 from rods.synth.profile import (
     ComplexityProfile,
     Trace,
+    environment_made,
     call_values,
     linkable,
     profile_of,
@@ -113,6 +114,7 @@ class SeedAnalysis:
     base_config: dict[str, dict[str, Any]]
     bindings: list[dict[str, tuple[int, tuple]]]
     avoid: list[Any]
+    keep: frozenset = frozenset()
 
 
 def default_config(cls: str) -> dict[str, Any]:
@@ -146,12 +148,22 @@ def _arg_items(call: ToolCall) -> list[tuple[str, Any]]:
 
 
 def find_bindings(task: Task, trace: Trace) -> list[dict[str, tuple[int, tuple]]]:
-    """Per call: arguments the seed took from an earlier result (not from config or user)."""
+    """Per call: arguments the seed took from an earlier result (not from config or user).
+
+    Keys are argument names (``"#i"`` for positional ones); ``"name[i]"`` binds
+    one element of a list argument (``mean(numbers=[<a count from wc>])``).
+    """
     known = set(v for v in leaves(task.initial_config) if isinstance(v, (str, int, float)))
     out = []
     for j, call in enumerate(trace.calls):
         found: dict[str, tuple[int, tuple]] = {}
+        items = []
         for key, value in _arg_items(call):
+            if isinstance(value, list):
+                items += [(f"{key}[{i}]", v) for i, v in enumerate(value)]
+            else:
+                items.append((key, value))
+        for key, value in items:
             if not linkable(value) or isinstance(value, (list, dict)) or value in known:
                 continue
             for i in range(j - 1, -1, -1):
@@ -160,7 +172,7 @@ def find_bindings(task: Task, trace: Trace) -> list[dict[str, tuple[int, tuple]]
                     found[key] = (i, paths[0])
                     break
         out.append(found)
-        bound = {v for k, v in _arg_items(call) if k in found}
+        bound = {v for k, v in items if k in found}
         known.update(v for v in call_values(call) if isinstance(v, (str, int, float)) and v not in bound)
     return out
 
@@ -193,7 +205,9 @@ class Planner:
             trace = trace_task(seed)
             base = materialize_config(seed)
             avoid = leaves(base) + [v for c in trace.calls for v in leaves(list(c.args) + list(c.arguments.values()))]
-            self._analyses[seed.id] = SeedAnalysis(profile_of(seed, trace), trace, base, find_bindings(seed, trace), avoid)
+            keep = environment_made(seed) if seed.long_context else frozenset()
+            self._analyses[seed.id] = SeedAnalysis(profile_of(seed, trace), trace, base, find_bindings(seed, trace),
+                                                   avoid, keep)
         return self._analyses[seed.id]
 
     def remember_failure(self, seed: Task, function: str) -> None:
@@ -204,7 +218,7 @@ class Planner:
         info = self.analyze(seed)
         rng_seed = rng.randrange(2**31)
         local = random.Random(rng_seed)
-        remapper = ValueRemapper(local, info.avoid, jitter=self.config.jitter)
+        remapper = ValueRemapper(local, info.avoid, jitter=self.config.jitter, keep=info.keep)
         held = {n for names in seed.missed_function.values() for n in names}
         avoid = set(blacklist) | {f for f, n in self.failures[seed.id].items() if n >= 2}
         chosen = self._choose_functions(info.trace.calls, held, avoid, local)
@@ -218,6 +232,7 @@ class Planner:
                 arguments = {k: v for k, v in arguments.items() if k in allowed}
             calls.append(PlannedCall(name, arguments, args, dict(info.bindings[j]), turn, call.name))
         config = {cls: remapper.remap(value) for cls, value in info.base_config.items()}
+        _rename_unchanged_root(config, seed, local)
         plan = Plan(seed, calls, config, None, copy.deepcopy(seed.missed_function), remapper, attempt, rng_seed,
                     {j: n for j, n in chosen.items()})
         if self.config.narrative:
@@ -265,6 +280,18 @@ class Planner:
             json_schema=NARRATIVE_SCHEMA, purpose="plan.narrative", context=context,
         )
         return str(reply.data["narrative"]).strip()
+
+
+def _rename_unchanged_root(config: dict, seed: Task, rng: random.Random) -> None:
+    """A file system made only of environment words would come out unchanged: rename its top directory."""
+    fs = config.get("GorillaFileSystem")
+    root = (fs or {}).get("root")
+    if not isinstance(root, dict) or len(root) != 1 or fs != seed.initial_config.get("GorillaFileSystem"):
+        return
+    (name, node), = root.items()
+    from rods.synth.values import NOUNS
+
+    fs["root"] = {f"{rng.choice(NOUNS)}_{rng.choice(NOUNS)}": node}
 
 
 def render_calls(calls: list[ToolCall]) -> list[str]:

@@ -131,6 +131,19 @@ def is_error(result: str) -> bool:
     return isinstance(value, dict) and "error" in value
 
 
+def environment_made(task: Task) -> frozenset:
+    """String values in the task's loaded state that its config does not hold.
+
+    BFCL's long-context loading adds filler files and records; those names come
+    from the simulator, so a variant keeps them as they are.
+    """
+    from rods.synth.values import leaves
+
+    loaded = _scalars(_walk(ToolEnvironment(task).state()))
+    config = set(v for v in leaves(task.initial_config) if isinstance(v, (str, int, float)))
+    return frozenset(v for v in loaded - config if isinstance(v, str))
+
+
 def trace_task(task: Task, calls: list[list[ToolCall]] | None = None) -> Trace:
     """Execute the ground truth (or `calls`) on a fresh environment of the task."""
     turns = parse_ground_truth(task) if calls is None else calls

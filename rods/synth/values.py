@@ -150,10 +150,13 @@ class ValueRemapper:
         rng: the variant's random source.
         avoid: scalars of the seed; no new value may equal one of them.
         jitter: relative range of new numbers (0.3: within x0.7 .. x1.3).
+        keep: exact values to leave alone: content the simulator itself makes at
+            load time (BFCL's long-context filler files), which no config can rename.
     """
 
-    def __init__(self, rng: random.Random, avoid: list[Any] = (), jitter: float = 0.3):
+    def __init__(self, rng: random.Random, avoid: list[Any] = (), jitter: float = 0.3, keep: frozenset = frozenset()):
         self.rng = rng
+        self.keep = keep
         self.jitter = jitter
         self.words: dict[str, str] = {}
         self.digits: dict[str, str] = {}
@@ -184,6 +187,8 @@ class ValueRemapper:
 
     def text(self, text: str) -> str:
         """Replace distinctive words and digit runs inside a string, keeping its shape."""
+        if text in self.keep:
+            return text
         if text.lstrip("-").isdigit() and len(text.lstrip("-")) >= 3:
             return str(self.number(int(text)))
         return _WORD.sub(lambda m: self._token(m.group(0)), text)

@@ -1,0 +1,59 @@
+"""New content: one consistent, seeded remapping; what counts as a copied value."""
+
+import random
+
+from rods.synth.values import ValueRemapper, environment_vocabulary, is_distinctive, is_kept_word, leaves
+
+
+def test_distinctive_is_defined_precisely():
+    # not distinctive: booleans, None, small integers, environment vocabulary, stopwords, extensions, short words
+    for value in (True, False, None, 0, 7, -10, 3.0, "AAPL", "SFO", "driver", "Open", "buy", "..", ".", "md",
+                  "the", "txt", "celsius", "San Francisco", "94016"):
+        assert not is_distinctive(value), value
+    # distinctive: other words, digit runs of 3+, other numbers
+    for value in ("report_draft.txt", "Simona", "hello world", "USR9731", 11, -42, 0.5, 227.16, "2024-11-15"):
+        assert is_distinctive(value), value
+
+
+def test_vocabulary_comes_from_the_simulators():
+    vocab = environment_vocabulary()
+    assert {"aapl", "sfo", "driver", "economy", "buy"} <= vocab
+    assert "simona" not in vocab and "proposal" not in vocab
+
+
+def test_remapping_is_consistent_and_keeps_shape():
+    seed = {"root": {"alex": {"type": "directory", "contents": {
+        "proposal.docx": {"type": "file", "content": "Proposal for alex, due 2024."}}}}}
+    r = ValueRemapper(random.Random(0), leaves(seed))
+    new = r.remap(seed)
+    (user,) = new["root"]
+    assert user != "alex" and new["root"][user]["type"] == "directory"
+    (fname,) = new["root"][user]["contents"]
+    assert fname.endswith(".docx") and fname != "proposal.docx"
+    content = new["root"][user]["contents"][fname]["content"]
+    # the same word maps to the same new word everywhere, capitalisation kept
+    assert r.text("alex") == user
+    assert r.text("proposal.docx") == fname
+    assert content.startswith(r.text("Proposal")) and r.text("Proposal")[0].isupper()
+    assert "2024" not in content
+    # numbers: distinctive ones move (consistently), small ones stay
+    assert r.number(227.16) == r.number(227.16) != 227.16
+    assert r.number(5) == 5 and r.number(True) is True
+
+
+def test_remapping_never_reuses_seed_values_and_is_seeded():
+    seed = ["zebra.txt", "beta", "gamma delta", 1234, 56.78, "Simona", "USR001"]
+    a = ValueRemapper(random.Random(1), seed)
+    b = ValueRemapper(random.Random(1), seed)
+    new_a = [a.remap(v) for v in seed]
+    assert new_a == [b.remap(v) for v in seed]
+    for old, new in zip(seed, new_a):
+        if is_distinctive(old):
+            assert new != old
+    seed_words = {w.lower() for v in seed if isinstance(v, str) for w in v.replace(".", " ").split()
+                  if not is_kept_word(w)}
+    for old, new in zip(seed, new_a):
+        if isinstance(new, str) and is_distinctive(old):
+            assert not ({w.lower() for w in new.replace(".", " ").split()} & seed_words), new
+    assert a.remap("USR001") == "USR001"  # the simulator's own user id: kept
+    assert is_kept_word("txt") and not is_kept_word("gamma")
