@@ -43,6 +43,12 @@ class EngineConfig:
             retired (staleness layer); None disables it.
         queue_capacity: most candidates waiting; the oldest are dropped (logged)
             beyond it; None is unbounded.
+        inject_order: which queued candidates go in first: "newest" (made from the
+            most recent boundary, so closest to the policy's current frontier) or
+            "oldest" (FIFO).
+        candidate_max_age_steps: candidates queued for longer than this are
+            dropped at an epoch boundary (reason "expired"): they were made for a
+            boundary the policy has since left; None keeps them forever.
         random_seeds: ablation "random seed choice": seeds drawn uniformly from
             eligible active tasks of each type, ignoring zones and phi.
         no_retirement: ablation: no task is ever retired; injection stops at capacity.
@@ -73,6 +79,8 @@ class EngineConfig:
     burn_in_threshold: float = 0.10
     stale_after_steps: int | None = 200
     queue_capacity: int | None = None
+    inject_order: str = "newest"
+    candidate_max_age_steps: int | None = 100
     random_seeds: bool = False
     no_retirement: bool = False
     one_shot: bool = False
@@ -112,6 +120,10 @@ class EngineConfig:
             errors.append(f"stale_after_steps must be >= 1 or None, got {self.stale_after_steps}")
         if self.queue_capacity is not None and self.queue_capacity < 0:
             errors.append(f"queue_capacity must be >= 0 or None, got {self.queue_capacity}")
+        if self.inject_order not in ("newest", "oldest"):
+            errors.append(f"inject_order must be 'newest' or 'oldest', got {self.inject_order!r}")
+        if self.candidate_max_age_steps is not None and self.candidate_max_age_steps < 0:
+            errors.append(f"candidate_max_age_steps must be >= 0 or None, got {self.candidate_max_age_steps}")
         if self.flush_every_steps < 0:
             errors.append(f"flush_every_steps must be >= 0, got {self.flush_every_steps}")
         if errors:

@@ -56,7 +56,8 @@ class EpochReport:
     step: int
     epoch: int
     injected: list[str] = field(default_factory=list)
-    retired: dict[str, str] = field(default_factory=dict)  # task id -> reason
+    retired: dict[str, str] = field(default_factory=dict)  # active task id -> reason
+    expired: list[str] = field(default_factory=list)  # queued candidates that aged out
     active: int = 0
     active_synthetic: int = 0
     queue: int = 0
@@ -121,7 +122,7 @@ class DataEngine:
             self._activate(task, 0)
         self._last_step = -1
         self._epochs = 0
-        self._counters = {"accepted": 0, "rejected": 0, "injected": 0, "retired": 0, "selected": 0}
+        self._counters = {"accepted": 0, "rejected": 0, "injected": 0, "retired": 0, "expired": 0, "selected": 0}
 
     def _init_indexes(self) -> None:
         cfg = self.config
@@ -313,16 +314,11 @@ class DataEngine:
             if self._store is not None and (rows or dropped):
                 self._store.add_candidates(rows, dropped, self._meta())
             for task, fp in accepted:
-                self.pool.enqueue(task, fp)
+                self.pool.enqueue(task, fp, step)
                 self._accepted_step[task.id] = step
                 result.accepted.append(task.id)
-            for tid in dropped_queue:
-                self.pool.queue.pop(tid)
-                self.pool.retired[tid] = "queue_overflow"
-                self._retired_step[tid] = step
-            for tid in result.dropped:
-                self.pool.queue.pop(tid)
-                self.pool.retired[tid] = "queue_overflow"
+            for tid in dropped_queue + result.dropped:
+                self.pool.drop_queued(tid, "queue_overflow")
                 self._retired_step[tid] = step
             result.dropped = dropped_queue + result.dropped
             self.events.emit(
@@ -349,7 +345,7 @@ class DataEngine:
                 ]
                 excl = {t: u for t, u in self.selector.excluded_until.items() if t not in plan.retire}
                 self._store.commit_epoch(
-                    step, plan.retire, inject_seq, rows, excl,
+                    step, {**plan.retire, **{t: "expired" for t in plan.expire}}, inject_seq, rows, excl,
                     self._meta(epochs=self._epochs + 1, seq=seq, last_step=max(self._last_step, step)),
                 )
             # -- the decisions are durable: apply them
@@ -362,6 +358,10 @@ class DataEngine:
                     "retire", step=step, task_id=tid, reason=reason, mean=round(stats.mean, 6),
                     variance=round(stats.variance, 6), n_rewards=stats.n_rewards,
                 )
+            for tid in plan.expire:
+                self._retired_step[tid] = step
+            if plan.expire:
+                self.events.emit("expire", step=step, task_ids=list(plan.expire))
             injected = self.pool.apply(plan)
             for (tid, s), task in zip(inject_seq, injected):
                 self._active_seq[tid] = s
@@ -376,8 +376,10 @@ class DataEngine:
             self._last_step = max(self._last_step, step)
             self._counters["injected"] += len(plan.inject)
             self._counters["retired"] += len(plan.retire)
+            self._counters["expired"] = self._counters.get("expired", 0) + len(plan.expire)
             report = EpochReport(
                 step=step, epoch=self._epochs, injected=list(plan.inject), retired=dict(plan.retire),
+                expired=list(plan.expire),
                 active=len(self.pool.active), active_synthetic=self.pool.n_synthetic_active,
                 queue=len(self.pool.queue),
             )
@@ -385,7 +387,7 @@ class DataEngine:
             for r in plan.retire.values():
                 reasons[r] = reasons.get(r, 0) + 1
             self.events.emit("epoch_end", step=step, epoch=self._epochs, injected=len(plan.inject),
-                             retired=reasons, active=report.active, queue=report.queue)
+                             retired=reasons, expired=len(plan.expire), active=report.active, queue=report.queue)
             metrics = self.metrics(step)
             metrics["epoch_end"] = True
             self.events.record_metrics(metrics)
@@ -605,6 +607,7 @@ class DataEngine:
                 self._retired_step[tid] = r["retired_step"]
             elif r["status"] == "queued":
                 self.pool.queue[tid] = Task.model_validate_json(r["body"])
+                self.pool.queue_step[tid] = r["accepted_step"] if r["accepted_step"] is not None else 0
         for r in active:
             tid = r["id"]
             task = Task.model_validate_json(r["body"])
@@ -624,6 +627,7 @@ class DataEngine:
                 "config": self.config.to_dict(),
                 "active": list(self.pool.active),
                 "queue": list(self.pool.queue),
+                "queue_steps": dict(self.pool.queue_step),
                 "retired": dict(sorted(self.pool.retired.items())),
                 "ledger": sorted((s.to_row() for s in self.ledger), key=lambda r: r["task_id"]),
                 "exclusions": dict(sorted(self.selector.excluded_until.items())),

@@ -1,8 +1,10 @@
 """The dynamic replay pool: active pool, candidate queue, staged injection, retirement (DESIGN §3).
 
-Accepted variants wait in a FIFO candidate queue and join the active pool only
-at epoch boundaries, at most `max_injection_fraction` of the active pool size
-(counted after this boundary's retirements) at a time. Retirement (synthesized tasks only; human seeds never leave), in
+Accepted variants wait in a candidate queue and join the active pool only at
+epoch boundaries, at most `max_injection_fraction` of the active pool size
+(counted after this boundary's retirements) at a time, newest first by default
+(`inject_order`); candidates older than `candidate_max_age_steps` expire, since
+they were made for a boundary the policy has left. Retirement (synthesized tasks only; human seeds never leave), in
 this order, each task retired for the first reason that applies:
 
 1. *burn-in*: the mean of its first `burn_in_rollouts` rewards is below
@@ -24,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import itertools
 import json
 import math
 from dataclasses import dataclass, field
@@ -47,8 +48,9 @@ class EpochPlan:
     """Decisions of one epoch boundary, before they are applied."""
 
     step: int
-    retire: dict[str, str] = field(default_factory=dict)  # task id -> reason
+    retire: dict[str, str] = field(default_factory=dict)  # active task id -> reason
     inject: list[str] = field(default_factory=list)
+    expire: list[str] = field(default_factory=list)  # queued candidates that aged out
 
 
 class ReplayPool:
@@ -56,7 +58,8 @@ class ReplayPool:
 
     def __init__(self, seeds: list[Task]) -> None:
         self.active: dict[str, Task] = {}
-        self.queue: dict[str, Task] = {}  # insertion order = FIFO
+        self.queue: dict[str, Task] = {}  # insertion order = acceptance order
+        self.queue_step: dict[str, int] = {}  # queued task id -> step accepted
         self.retired: dict[str, str] = {}  # task id -> reason
         self.seed_ids: set[str] = set()
         self.fingerprints: dict[str, str] = {}  # fingerprint -> task id (every task ever known)
@@ -90,9 +93,15 @@ class ReplayPool:
             return f"same content as task {self.fingerprints[fp]!r}"
         return None
 
-    def enqueue(self, task: Task, fp: str) -> None:
+    def enqueue(self, task: Task, fp: str, step: int) -> None:
         self.queue[task.id] = task
+        self.queue_step[task.id] = step
         self.fingerprints[fp] = task.id
+
+    def drop_queued(self, task_id: str, reason: str) -> None:
+        del self.queue[task_id]
+        self.queue_step.pop(task_id, None)
+        self.retired[task_id] = reason
 
     def plan_epoch(self, step: int, ledger: RewardLedger, cfg: EngineConfig) -> EpochPlan:
         """Decide retirements and injections at an epoch boundary (no mutation)."""
@@ -103,8 +112,15 @@ class ReplayPool:
                 reason = self._retire_reason(step, ledger, tid, cfg)
                 if reason:
                     plan.retire[tid] = reason
+        max_age = cfg.candidate_max_age_steps
+        if max_age is not None:
+            plan.expire = [tid for tid, s in self.queue_step.items() if step - s > max_age]
+        expired = set(plan.expire)
+        waiting = [tid for tid in self.queue if tid not in expired]
+        if cfg.inject_order == "newest":
+            waiting.reverse()
         n_active = len(self.active) - len(plan.retire)
-        n_inject = min(len(self.queue), math.floor(cfg.max_injection_fraction * n_active + 1e-9))
+        n_inject = min(len(waiting), math.floor(cfg.max_injection_fraction * n_active + 1e-9))
         synth_after = len(synthetic) - len(plan.retire)
         if not cfg.no_retirement:
             need = max(0, synth_after - cfg.capacity)
@@ -129,7 +145,7 @@ class ReplayPool:
         n_active = len(self.active) - len(plan.retire)
         n_inject = min(n_inject, math.floor(cfg.max_injection_fraction * n_active + 1e-9))
         n_inject = max(0, min(n_inject, cfg.capacity - synth_after))
-        plan.inject = list(itertools.islice(self.queue, n_inject))
+        plan.inject = waiting[:n_inject]
         return plan
 
     @staticmethod
@@ -156,8 +172,11 @@ class ReplayPool:
             del self.active[tid]
             self.retired[tid] = reason
             self.n_synthetic_active -= 1
+        for tid in plan.expire:
+            self.drop_queued(tid, "expired")
         injected = []
         for tid in plan.inject:
+            self.queue_step.pop(tid, None)
             task = self.queue.pop(tid)
             self.active[tid] = task
             self.n_synthetic_active += 1

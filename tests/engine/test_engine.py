@@ -80,7 +80,7 @@ def test_queue_capacity_drops_the_oldest_and_logs_it():
 
 def test_injection_is_staged_until_the_epoch_boundary_and_capped():
     seeds = make_seeds(20)
-    eng = DataEngine(small_config(capacity=100), seeds)
+    eng = DataEngine(small_config(capacity=100, inject_order="oldest"), seeds)
     eng.submit([variant(seeds[i % 20], i) for i in range(30)])
     assert len(eng.active_tasks()) == 20  # nothing injected before the boundary
     rep = eng.on_epoch_end(5)
@@ -88,6 +88,22 @@ def test_injection_is_staged_until_the_epoch_boundary_and_capped():
     assert rep.injected == [f"{seeds[i].id}-v{i}" for i in range(4)]  # FIFO
     assert [t.id for t in eng.active_tasks()][-4:] == rep.injected
     assert len(eng.on_epoch_end(6).injected) == 4  # 20% of 24 = 4.8 -> 4
+
+
+def test_newest_candidates_go_first_and_old_ones_expire():
+    seeds = make_seeds(20)
+    eng = DataEngine(small_config(capacity=100, candidate_max_age_steps=10), seeds)
+    old = [variant(seeds[i], i) for i in range(3)]
+    new = [variant(seeds[i], 10 + i) for i in range(6)]
+    eng.submit(old, step=0)
+    eng.submit(new, step=8)
+    rep = eng.on_epoch_end(9)
+    assert rep.injected == [t.id for t in reversed(new)][:4] and rep.expired == []
+    rep = eng.on_epoch_end(11)  # the first batch is now 11 steps old
+    assert sorted(rep.expired) == sorted(t.id for t in old)
+    assert rep.injected == [new[1].id, new[0].id]
+    assert all(eng.retired()[t.id] == "expired" for t in old)
+    assert eng.queued_tasks() == []
 
 
 def test_drift_and_staleness_retire_synthetic_tasks_never_seeds():

@@ -40,6 +40,8 @@ CONFIGS = st.fixed_dictionaries({
     "random_seeds": st.booleans(),
     "one_shot": st.booleans(),
     "queue_capacity": st.sampled_from([None, 5]),
+    "inject_order": st.sampled_from(["newest", "oldest"]),
+    "candidate_max_age_steps": st.sampled_from([None, 0, 3]),
     "max_seeds_per_step": st.just(4),
     "quotas": st.just({"basic": 2, "miss_func": 1, "miss_param": 1}),
 })
@@ -72,6 +74,7 @@ def run_ops(cfg: EngineConfig, ops, run_dir=None):
             before = len(eng.active_ids())
             before_synth = eng.metrics(step)["active_synthetic"]
             stats_before = {t: eng.stats(t) for t in eng.active_ids()}
+            queued_before = [t.id for t in eng.queued_tasks()]
             rep = eng.on_epoch_end(step)
             log.append(("epoch", rep.to_dict()))
             active = eng.active_ids()
@@ -83,6 +86,10 @@ def run_ops(cfg: EngineConfig, ops, run_dir=None):
             assert rep.active_synthetic <= cfg.capacity or cfg.no_retirement
             if cfg.no_retirement:
                 assert not rep.retired
+            assert set(rep.expired) <= set(queued_before) and not set(rep.expired) & set(rep.injected)
+            assert set(rep.injected) <= set(queued_before)
+            if rep.expired:
+                event("expired")
             if rep.injected:
                 event("injected")
             for tid, reason in rep.retired.items():

@@ -52,6 +52,7 @@ def test_sigkill_loses_nothing_accepted(tmp_path):
                 rep = json.loads(line[len("EPOCH "):])
                 injected.update(rep["injected"])
                 retired.update(rep["retired"])
+                retired.update({tid: "expired" for tid in rep["expired"]})
         # resume here too: the state must load after every kill
         try:
             eng = DataEngine.resume(run_dir)
