@@ -156,6 +156,19 @@ class SynthesisSettings(_Section):
         description="Pipeline options for rods.synth (ablations: rewrite, narrative, feedback repair, ...).",
     )
     workers: int = Field(1, ge=1, description="Seed batches synthesized concurrently.")
+
+    @field_validator("options")
+    @classmethod
+    def _pipeline_fields(cls, value: dict[str, Any]) -> dict[str, Any]:
+        import dataclasses
+
+        from rods.synth.pipeline import SynthConfig
+
+        known = {f.name for f in dataclasses.fields(SynthConfig)}
+        unknown = sorted(set(value) - known)
+        if unknown:
+            raise ValueError(f"unknown synthesis option(s) {unknown}; known: {sorted(known)}")
+        return value
     kind: Literal["thread", "process"] = Field("thread", description="Run synthesis in threads or processes.")
 
 

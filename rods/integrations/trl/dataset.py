@@ -1,0 +1,82 @@
+"""A training dataset that re-reads the engine's active pool at every epoch.
+
+TRL (like any HF Trainer) ignores a replaced `trainer.train_dataset` mid-run.
+An `IterableDataset.from_generator` is different: each epoch calls the
+generator again, so a generator that asks the pool for its tasks sees the
+tasks injected at the last epoch boundary. Each row is
+``{"prompt": task_id, "task_id": task_id}`` (the rollout function gets only
+prompts, so the prompt *is* the id).
+
+An epoch is `steps_per_epoch * tasks_per_step` rows: the active pool shuffled
+(seeded by the epoch number) and cycled to fill it, so every step has whole
+GRPO groups and every epoch sees the whole pool when it fits.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from rods.tasks import Task
+
+
+class LivePool:
+    """The generator behind the dataset; `epochs_started` counts how often the pool was read.
+
+    Args:
+        source: returns the active tasks now (e.g. `engine.active_tasks`).
+        tasks_per_step: distinct tasks per optimizer step.
+        steps_per_epoch: steps per epoch (None: enough steps to see the pool once).
+        seed: shuffling seed.
+        first_epoch: the epoch number to start from (a resumed run continues its count).
+        fresh: optional `f(task) -> bool`; fresh tasks (e.g. injected, never sampled)
+            open the epoch, so their burn-in rewards arrive within it.
+    """
+
+    def __init__(
+        self,
+        source: Callable[[], list[Task]],
+        tasks_per_step: int,
+        steps_per_epoch: int | None = None,
+        seed: int = 0,
+        first_epoch: int = 0,
+        fresh: Callable[[Task], bool] | None = None,
+    ) -> None:
+        self.source = source
+        self.tasks_per_step = tasks_per_step
+        self.steps_per_epoch = steps_per_epoch
+        self.seed = seed
+        self.epochs_started = first_epoch
+        self.fresh = fresh
+        self.last_epoch_ids: list[str] = []
+
+    def epoch_ids(self, epoch: int, tasks: list[Task]) -> list[str]:
+        if not tasks:
+            raise RuntimeError("the active pool is empty: nothing to train on")
+        rng = random.Random(f"{self.seed}:{epoch}")
+        first = [t.id for t in tasks if self.fresh is not None and self.fresh(t)]
+        rest = [t.id for t in tasks if not (self.fresh is not None and self.fresh(t))]
+        rng.shuffle(first)
+        rng.shuffle(rest)
+        ids = first + rest
+        steps = self.steps_per_epoch or math.ceil(len(ids) / self.tasks_per_step)
+        need = steps * self.tasks_per_step
+        return [ids[i % len(ids)] for i in range(need)]
+
+    def __call__(self) -> Iterator[dict[str, Any]]:
+        epoch = self.epochs_started
+        self.epochs_started += 1
+        ids = self.epoch_ids(epoch, self.source())
+        self.last_epoch_ids = ids
+        for tid in ids:
+            yield {"prompt": tid, "task_id": tid}
+
+
+def live_pool_dataset(pool: LivePool):
+    """The `datasets.IterableDataset` over `pool` (re-run at every epoch)."""
+    from datasets import Features, IterableDataset, Value
+
+    features = Features({"prompt": Value("string"), "task_id": Value("string")})
+    return IterableDataset.from_generator(pool, features=features)

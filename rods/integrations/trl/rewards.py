@@ -1,0 +1,67 @@
+"""The reward function GRPO optimizes, which also reports every group's rewards to the engine.
+
+The rollout already scored each episode turn by turn (`progress`, `binary`
+columns from `MultiTurnRollout`); this function only picks one of them and,
+because TRL hands it the G rollouts of a task together, forwards each group to
+`DataEngine.observe`: detection costs no extra inference (DESIGN §3).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+def groups(task_ids: Sequence[str], rewards: Sequence[float]) -> list[tuple[str, list[float]]]:
+    """Consecutive runs of the same task id with their rewards (TRL keeps a task's G rollouts together)."""
+    out: list[tuple[str, list[float]]] = []
+    for tid, reward in zip(task_ids, rewards):
+        if out and out[-1][0] == tid:
+            out[-1][1].append(float(reward))
+        else:
+            out.append((tid, [float(reward)]))
+    return out
+
+
+class EngineReward:
+    """`reward_func` for GRPOTrainer: the progress (or binary) reward, observed by the engine.
+
+    Args:
+        kind: "progress" (RP, the paper's reward) or "binary" (the ablation).
+        engine: a `DataEngine` (or anything with `observe(step, task_id, rewards)`);
+            None for plain GRPO without the data engine.
+    """
+
+    def __init__(self, kind: str = "progress", engine: Any = None) -> None:
+        if kind not in ("progress", "binary"):
+            raise ValueError(f"reward kind must be 'progress' or 'binary', got {kind!r}")
+        self.kind = kind
+        self.engine = engine
+        self.__name__ = f"{kind}_reward"  # TRL names the metric after this
+        self.observed_groups = 0
+
+    def __call__(self, prompts: list, completions: list, **columns: Any) -> list[float]:
+        rewards = [float(r) for r in columns[self.kind]]
+        task_ids = columns.get("task_id") or [str(p) for p in prompts]
+        state = columns.get("trainer_state")
+        step = (state.global_step + 1) if state is not None else 0  # the step these rollouts train
+        log_metric = columns.get("log_metric")
+        if log_metric is not None:
+            calls = columns.get("num_calls") or []
+            errors = columns.get("parse_errors") or []
+            if calls:
+                log_metric("rods/calls_per_rollout", sum(calls) / len(calls))
+                log_metric("rods/parseable_fraction", sum(1 for c in calls if c > 0) / len(calls))
+            if errors:
+                log_metric("rods/parse_errors_per_rollout", sum(errors) / len(errors))
+            other = "binary" if self.kind == "progress" else "progress"
+            if columns.get(other):
+                log_metric(f"rods/{other}", sum(columns[other]) / len(columns[other]))
+        if self.engine is not None:
+            for tid, values in groups(task_ids, rewards):
+                self.engine.observe(step, tid, values)
+                self.observed_groups += 1
+        return rewards

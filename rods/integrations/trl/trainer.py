@@ -1,0 +1,162 @@
+"""Assembling TRL's GRPOTrainer for RODS: policy loading, GRPOConfig, rollout, reward, engine hooks.
+
+`build_trainer` wires the pieces of this package together; `rods.train.run`
+drives it from a `TrainConfig` and a run directory. Plain GRPO (no engine) is
+the same trainer with `engine=None` and a fixed task list, which is what the
+overhead benchmark compares against.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from rods.integrations.trl.callbacks import EngineCallback, JsonlMetricsCallback, StepTimer
+from rods.integrations.trl.dataset import LivePool, live_pool_dataset
+from rods.integrations.trl.rewards import EngineReward
+from rods.integrations.trl.rollout import MultiTurnRollout
+from rods.tasks import Task
+from rods.train.config import EMBEDDED, ModelSettings, TrainConfig
+
+log = logging.getLogger(__name__)
+
+
+def load_policy(settings: ModelSettings, *, device: str | None = None) -> tuple[Any, Any]:
+    """(model, tokenizer) of the policy; 'embedded' is SmolLM2-135M-Instruct from its GGUF, dequantized."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path, gguf = settings.name_or_path, settings.gguf_file
+    if path == EMBEDDED:
+        from rods.llm.embedded import embedded_gguf_path
+
+        file = embedded_gguf_path()
+        path, gguf = str(file.parent), file.name
+    kwargs: dict[str, Any] = {}
+    if gguf:
+        from transformers import GgufConfig
+
+        kwargs.update(gguf_file=gguf, quantization_config=GgufConfig(dequantize=True))
+    dtype = settings.torch_dtype
+    if dtype == "auto":
+        dtype = "bfloat16" if (torch.cuda.is_available() and device != "cpu") else "float32"
+    tokenizer = AutoTokenizer.from_pretrained(path, **({"gguf_file": gguf} if gguf else {}))
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype), **kwargs)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    return model, tokenizer
+
+
+def grpo_config(config: TrainConfig, output_dir: str | Path, *, max_steps: int | None = None):
+    """TRL's `GRPOConfig` for this run (CPU-safe defaults when no GPU is present)."""
+    import torch
+    from trl import GRPOConfig
+
+    g = config.grpo
+    cuda = torch.cuda.is_available()
+    use_cpu = g.use_cpu if g.use_cpu is not None else not cuda
+    bf16 = g.bf16 if g.bf16 is not None else (cuda and not use_cpu)
+    per_device = g.per_device_train_batch_size or g.rollouts_per_step // g.gradient_accumulation_steps
+    kwargs: dict[str, Any] = dict(
+        output_dir=str(output_dir),
+        use_cpu=use_cpu,
+        bf16=bf16,
+        gradient_checkpointing=g.gradient_checkpointing,
+        num_generations=g.num_generations,
+        per_device_train_batch_size=per_device,
+        gradient_accumulation_steps=g.gradient_accumulation_steps,
+        max_steps=max_steps or g.max_steps,
+        learning_rate=g.learning_rate,
+        beta=g.beta,
+        epsilon=g.epsilon,
+        loss_type=g.loss_type,
+        logging_steps=g.logging_steps,
+        save_strategy="steps",
+        save_steps=g.save_steps,
+        save_total_limit=g.save_total_limit,
+        report_to=g.report_to,
+        seed=g.seed,
+        shuffle_dataset=False,  # the live pool shuffles per epoch itself
+        ignore_data_skip=True,  # a resumed run starts a fresh epoch from the restored pool
+        dataloader_num_workers=0,
+        temperature=config.rollout.temperature if config.rollout.temperature > 0 else 1.0,
+        top_p=config.rollout.top_p,
+        max_completion_length=config.rollout.max_completion_tokens,
+        remove_unused_columns=False,
+        disable_tqdm=True,
+    )
+    kwargs.update(g.extra)
+    return GRPOConfig(**kwargs)
+
+
+def build_trainer(
+    config: TrainConfig,
+    model: Any,
+    tokenizer: Any,
+    *,
+    output_dir: str | Path,
+    lookup: Callable[[str], Task],
+    pool_source: Callable[[], list[Task]],
+    engine: Any = None,
+    first_epoch: int = 0,
+    fresh: Callable[[Task], bool] | None = None,
+    metrics_path: str | Path | None = None,
+    max_steps: int | None = None,
+    extra_callbacks: Sequence[Any] = (),
+    on_epoch: Any = None,
+):
+    """A GRPOTrainer whose rollouts play the agent loop and whose data come from a live pool.
+
+    Args:
+        lookup: task id -> Task, for every id the dataset may yield.
+        pool_source: the tasks of the current epoch (called at each epoch start).
+        engine: a `DataEngine` observing rewards, selecting seeds and refreshing the
+            pool at epoch boundaries; None for plain GRPO.
+        first_epoch: epoch counter to continue from (resume).
+        fresh: tasks for which this is true open each epoch (see `LivePool`).
+    """
+    import os
+
+    from trl import GRPOTrainer
+
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    args = grpo_config(config, output_dir, max_steps=max_steps)
+    pool = LivePool(
+        pool_source, config.grpo.tasks_per_step, config.grpo.steps_per_epoch, seed=config.grpo.seed,
+        first_epoch=first_epoch, fresh=fresh,
+    )
+    rollout = MultiTurnRollout(
+        lookup,
+        tokenizer,
+        config.rollout,
+        tool_format=config.model.tool_format,
+        tools_in_prompt=config.model.tools_in_prompt,
+        system_prompt=config.model.system_prompt,
+        chat_template_kwargs=config.model.chat_template_kwargs,
+    )
+    reward = EngineReward(config.grpo.reward, engine)
+    callbacks: list[Any] = []
+    if engine is not None:
+        callbacks.append(EngineCallback(engine, on_epoch=on_epoch))
+    if metrics_path is not None:
+        callbacks.append(JsonlMetricsCallback(metrics_path))
+    callbacks += list(extra_callbacks)
+    timer = StepTimer()
+    callbacks.append(timer)  # last, so a step's time includes the engine's work
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=[reward],
+        args=args,
+        train_dataset=live_pool_dataset(pool),
+        processing_class=tokenizer,
+        rollout_func=rollout,
+        callbacks=callbacks,
+    )
+    trainer.rods_pool = pool
+    trainer.rods_rollout = rollout
+    trainer.rods_reward = reward
+    trainer.rods_timer = timer
+    return trainer

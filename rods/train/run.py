@@ -1,0 +1,210 @@
+"""`train(config)`: one closed-loop GRPO run with the data engine, in one run directory.
+
+Run directory layout (``output_dir``, default ``runs/<name>``)::
+
+    config.yaml            the resolved config of this run
+    engine.sqlite          the engine's live state (source of truth for resuming)
+    events.jsonl           engine decisions: select, submit, inject, retire, epoch_end
+    metrics.jsonl          engine per-step metrics (zones, pool, informative fraction)
+    trainer_log.jsonl      TRL's logged metrics (loss, rewards, completion lengths, ...)
+    warm_start.json        parse rate / reward before and after the optional SFT start
+    checkpoints/checkpoint-N/        trainer checkpoint (model, optimizer, RNG)
+    checkpoints/checkpoint-N/engine/ the engine snapshot taken with it
+    summary.json           what the run did (steps, epochs, injected, retired, timings)
+    figures/               written by `rods report RUN_DIR`
+
+Resuming (``resume=True`` or a checkpoint path) restores the trainer from the
+checkpoint and the engine from the snapshot saved with that same checkpoint,
+so the two never disagree about what happened.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rods.tasks import Task
+from rods.train.config import DataSettings, SynthesisSettings, TrainConfig
+from rods.train.load import dump_config
+
+log = logging.getLogger(__name__)
+
+CHECKPOINTS = "checkpoints"
+
+
+@dataclass
+class RunSummary:
+    """What a run did (also written to `summary.json`)."""
+
+    run_dir: str
+    steps: int = 0
+    epochs: int = 0
+    seeds: int = 0
+    selected: int = 0
+    submitted: int = 0
+    injected: int = 0
+    retired: int = 0
+    active: int = 0
+    active_synthetic: int = 0
+    step_seconds: list[float] = field(default_factory=list)
+    warm_start: dict[str, Any] | None = None
+    resumed_from: str | None = None
+    seconds: float = 0.0
+
+
+def load_seeds(settings: DataSettings) -> list[Task]:
+    """The human seed tasks of a run, shaped by `task_mix`."""
+    from rods.tasks import load_split, read_tasks
+
+    if settings.seeds in ("train", "test", "all"):
+        tasks = load_split(settings.seeds)
+    else:
+        path = Path(settings.seeds)
+        if not path.is_file():
+            raise FileNotFoundError(f"data.seeds: no such tasks file {path}")
+        tasks = read_tasks(path)
+    if settings.categories:
+        tasks = [t for t in tasks if t.category in settings.categories]
+    if settings.per_category:
+        kept: dict[str, int] = {}
+        out = []
+        for task in tasks:
+            if kept.get(task.category, 0) < settings.per_category:
+                kept[task.category] = kept.get(task.category, 0) + 1
+                out.append(task)
+        tasks = out
+    if settings.task_mix == "turn_slices":
+        from rods.train.slices import turn_slices
+
+        tasks = turn_slices(tasks, max_calls=settings.max_slice_calls, limit=settings.max_slices)
+    elif settings.max_slices:
+        tasks = tasks[: settings.max_slices]
+    if not tasks:
+        raise ValueError("data: no seed tasks left after filtering")
+    return tasks
+
+
+def make_synthesizer(settings: SynthesisSettings) -> Callable[[list[Task]], list[Task]]:
+    """The `synthesize(seeds) -> tasks` callable: rods' five-stage pipeline on the configured backend."""
+    from rods.llm import make_backend
+    from rods.synth.pipeline import Pipeline, SynthConfig
+
+    backend = make_backend(settings.backend, **settings.backend_args)
+    return Pipeline(backend, SynthConfig(**settings.options))
+
+
+def latest_checkpoint(run_dir: Path) -> Path | None:
+    folder = run_dir / CHECKPOINTS
+    found = sorted(folder.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]) if p.name.split("-")[-1].isdigit() else -1)
+    return found[-1] if found else None
+
+
+def _restore_engine_snapshot(checkpoint: Path, run_dir: Path) -> None:
+    """Make the run's engine state the one saved with `checkpoint`."""
+    from rods.engine.store import DB_FILE
+
+    from rods.integrations.trl.callbacks import ENGINE_SUBDIR
+
+    snapshot = checkpoint / ENGINE_SUBDIR / DB_FILE
+    if not snapshot.is_file():
+        raise FileNotFoundError(f"checkpoint {checkpoint} has no engine snapshot ({snapshot})")
+    for suffix in ("", "-wal", "-shm"):
+        (run_dir / (DB_FILE + suffix)).unlink(missing_ok=True)
+    shutil.copy2(snapshot, run_dir / DB_FILE)
+
+
+def train(
+    config: TrainConfig,
+    *,
+    resume: bool | str | Path = False,
+    synthesize: Callable[[list[Task]], list[Task]] | None = None,
+    model: Any = None,
+    tokenizer: Any = None,
+    on_epoch: Callable[[Any], None] | None = None,
+    max_steps: int | None = None,
+) -> RunSummary:
+    """Run GRPO with the data engine as `config` says; returns the run's summary.
+
+    Args:
+        resume: True for the newest checkpoint of the run directory, or a checkpoint path.
+        synthesize: the synthesis callable (default: `rods.synth` per `config.synthesis`).
+        model / tokenizer: an already loaded policy (default: load `config.model`).
+        on_epoch: called with each `EpochReport`.
+        max_steps: overrides `config.grpo.max_steps` (e.g. to stop early and resume).
+    """
+    from rods.engine import DataEngine, PoolSynthesisWorker
+    from rods.integrations.trl.trainer import build_trainer, load_policy
+
+    start = time.perf_counter()
+    run_dir = Path(config.run_dir)
+    checkpoint: Path | None = None
+    if resume:
+        checkpoint = Path(resume) if not isinstance(resume, bool) else latest_checkpoint(run_dir)
+        if checkpoint is None or not checkpoint.is_dir():
+            raise FileNotFoundError(f"nothing to resume: no checkpoint in {run_dir / CHECKPOINTS}")
+    elif (run_dir / CHECKPOINTS).exists() and any((run_dir / CHECKPOINTS).iterdir()):
+        raise ValueError(f"{run_dir} already holds a run; resume it (--resume) or choose another output_dir")
+    elif (run_dir / "engine.sqlite").exists():
+        # A fresh run must not silently continue an older engine state.
+        for name in ("engine.sqlite", "engine.sqlite-wal", "engine.sqlite-shm", "events.jsonl", "metrics.jsonl",
+                     "trainer_log.jsonl"):
+            (run_dir / name).unlink(missing_ok=True)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.yaml").write_text(dump_config(config), encoding="utf-8")
+
+    seeds = load_seeds(config.data)
+    summary = RunSummary(run_dir=str(run_dir), seeds=len(seeds), resumed_from=str(checkpoint) if checkpoint else None)
+    if model is None or tokenizer is None:
+        model, tokenizer = load_policy(config.model)
+    if config.warm_start.enabled and checkpoint is None:
+        from rods.integrations.trl.warm_start import warm_start
+
+        summary.warm_start = warm_start(config, model, tokenizer, seeds, run_dir)
+    elif checkpoint is not None and (run_dir / "warm_start.json").exists():
+        summary.warm_start = json.loads((run_dir / "warm_start.json").read_text())
+
+    if checkpoint is not None:
+        _restore_engine_snapshot(checkpoint, run_dir)
+    engine = DataEngine(config.engine_config(), seeds, run_dir=run_dir)
+    worker = None
+    if config.synthesis.enabled:
+        synthesize = synthesize or make_synthesizer(config.synthesis)
+        worker = PoolSynthesisWorker(synthesize, max_workers=config.synthesis.workers, kind=config.synthesis.kind)
+        engine.attach_worker(worker)
+    try:
+        trainer = build_trainer(
+            config, model, tokenizer,
+            output_dir=run_dir / CHECKPOINTS,
+            lookup=engine.task,
+            pool_source=engine.active_tasks,
+            engine=engine,
+            first_epoch=engine.epochs,
+            fresh=lambda task: task.origin == "synthetic" and engine.stats(task.id)["n_rewards"] == 0,
+            metrics_path=run_dir / "trainer_log.jsonl",
+            max_steps=max_steps,
+            on_epoch=on_epoch,
+        )
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        summary.steps = trainer.state.global_step
+        summary.step_seconds = [round(s, 3) for s in trainer.rods_timer.durations]
+        if worker is not None:
+            summary.submitted = worker.submitted_seeds
+        engine.save()
+        metrics = engine.metrics(summary.steps)
+        summary.epochs = engine.epochs
+        summary.selected = metrics["total_selected"]
+        summary.injected = metrics["total_injected"]
+        summary.retired = metrics["total_retired"]
+        summary.active = metrics["active"]
+        summary.active_synthetic = metrics["active_synthetic"]
+    finally:
+        engine.close()
+    summary.seconds = round(time.perf_counter() - start, 2)
+    (run_dir / "summary.json").write_text(json.dumps(asdict(summary), indent=2), encoding="utf-8")
+    return summary
