@@ -201,7 +201,7 @@ class ToolEnvironment:
         """
         if isinstance(call, ToolCall):
             try:
-                return format_result(self._run(call))
+                return self._run(call, formatted=True)
             except Exception as err:
                 return f"{ERROR_PREFIX}{err}"
         try:
@@ -210,7 +210,7 @@ class ToolEnvironment:
             return f"{ERROR_PREFIX}{err}"
         try:
             if container is None:
-                return format_result(self._run(calls[0]))
+                return self._run(calls[0], formatted=True)
             return str(container(self._run(c) for c in calls))
         except Exception as err:
             return f"{ERROR_PREFIX}{err}"
@@ -219,7 +219,8 @@ class ToolEnvironment:
         """Execute calls in order; one formatted result per call."""
         return [self.execute(c) for c in calls]
 
-    def _run(self, call: ToolCall) -> Any:
+    def _run(self, call: ToolCall, formatted: bool = False) -> Any:
+        """Call the method; return its raw result, or its BFCL-formatted string if `formatted`."""
         name = call.name
         if name in BLOCKED_NAMES:
             raise RuntimeError(f"Function call {name} is not allowed.")
@@ -235,8 +236,9 @@ class ToolEnvironment:
         if not all(type(v) in _ATOMIC for v in kwargs.values()):
             kwargs = copy.deepcopy(kwargs)
         if owner == "MathAPI":
-            return _run_isolating_precision(method, args, kwargs)
-        return method(*args, **kwargs)
+            return _run_isolating_precision(method, args, kwargs, formatted)
+        result = method(*args, **kwargs)
+        return format_result(result) if formatted else result
 
     # -- state ---------------------------------------------------------------
 
@@ -279,14 +281,19 @@ def _check_math_limits(method: Any, args: tuple, kwargs: dict) -> None:
             raise ValueError(f"{param}={value} exceeds the limit of {limit} for {fn}")
 
 
-def _run_isolating_precision(method: Any, args: tuple, kwargs: dict) -> Any:
-    """Run a MathAPI method without leaking its process-global precision changes."""
+def _run_isolating_precision(method: Any, args: tuple, kwargs: dict, formatted: bool) -> Any:
+    """Run a MathAPI method without leaking its process-global precision changes.
+
+    The result is formatted inside the call's precision, as BFCL formats it
+    (`repr` of an `mpmath.mpf` depends on the precision in force).
+    """
     import mpmath
 
     _check_math_limits(method, args, kwargs)
     dps = mpmath.mp.dps
     try:
         with decimal.localcontext():
-            return method(*args, **kwargs)
+            result = method(*args, **kwargs)
+            return format_result(result) if formatted else result
     finally:
         mpmath.mp.dps = dps

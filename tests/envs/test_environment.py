@@ -93,6 +93,21 @@ def test_random_draws_are_seeded_per_instance(bfcl_tasks):
     assert a.fork().execute("get_current_speed()") == a.fork().execute("get_current_speed()")
 
 
+def test_math_results_do_not_depend_on_global_precision():
+    """`repr(mpf)` follows mpmath's global precision: results must not depend on what ran before."""
+    env = ToolEnvironment({}, ["MathAPI"])
+    call = "logarithm(value=20, base=10, precision=2)"
+    before = mpmath.mp.dps
+    try:
+        seen = set()
+        for dps in (15, 3, 40):
+            mpmath.mp.dps = dps
+            seen.add(env.execute(call))
+    finally:
+        mpmath.mp.dps = before
+    assert len(seen) == 1
+
+
 def test_math_precision_does_not_leak(bfcl_tasks):
     env = ToolEnvironment({}, ["MathAPI"])
     dps, prec = mpmath.mp.dps, decimal.getcontext().prec
