@@ -14,7 +14,7 @@ import pytest
 from rods.reward import score
 from rods.reward.official import official_turn_checks, official_verdict
 from rods.reward.perturb import KINDS, perturbations
-from rods.tasks import CATEGORIES
+from rods.tasks import API_CLASSES, CATEGORIES
 
 PER_CATEGORY = 12
 
@@ -47,17 +47,32 @@ def corpus(bfcl_tasks):
     for category in CATEGORIES:
         of_cat = [t for t in bfcl_tasks if t.category == category]
         chosen += of_cat[:: len(of_cat) // PER_CATEGORY][:PER_CATEGORY]
+    for cls in API_CLASSES:  # every API class at least 3 times
+        extra = [t for t in bfcl_tasks if cls in t.involved_classes and t not in chosen]
+        chosen += extra[: max(0, 3 - sum(cls in t.involved_classes for t in chosen))]
     return [(task, kind, steps) for task in chosen for kind, steps in perturbations(task)]
+
+
+@pytest.fixture()
+def odd_global_precision():
+    """BFCL's MathAPI leaves mpmath's global precision wherever a call set it: start from an odd one."""
+    import mpmath
+
+    before = mpmath.mp.dps
+    mpmath.mp.dps = 7
+    yield
+    mpmath.mp.dps = before
 
 
 def test_corpus_covers_every_kind_and_category(corpus):
     kinds = Counter(kind for _, kind, _ in corpus)
     assert set(kinds) == set(KINDS)
     assert {t.category for t, _, _ in corpus} == set(CATEGORIES)
+    assert {c for t, _, _ in corpus for c in t.involved_classes} == set(API_CLASSES)
     assert len(corpus) >= 500
 
 
-def test_verdicts_agree_with_bfcl(corpus):
+def test_verdicts_agree_with_bfcl(corpus, odd_global_precision):
     disagreements = []
     outcomes = Counter()
     for task, kind, steps in corpus:
