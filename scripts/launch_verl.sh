@@ -2,15 +2,15 @@
 # Launch a rods experiment on verl + Ray.
 #
 # Single node (8 GPUs):
-#   RODS_SYNTH_URL=http://synth-host:8000/v1 scripts/launch_verl.sh rods_paper [hydra overrides...]
+#   RODS_SYNTH_URL=http://synth-host:8000/v1 scripts/launch_verl.sh paper_qwen3_4b [hydra overrides...]
 #
 # Multi-node (N nodes x 8 GPUs) with `ray start`:
 #   on the head node:     scripts/launch_verl.sh ray-head
 #   on every other node:  scripts/launch_verl.sh ray-worker <head-ip>
-#   then, on the head:    NNODES=N scripts/launch_verl.sh rods_paper [overrides...]
+#   then, on the head:    NNODES=N scripts/launch_verl.sh paper_qwen3_4b [overrides...]
 #
-# EXPERIMENT is a file name in configs/verl/ without .yaml (rods_paper, static, ablate_*,
-# capacity_*, backbone_glm). Environment: NNODES (1), GPUS_PER_NODE (8), RAY_PORT (6379),
+# EXPERIMENT is a config in configs/verl/ without .yaml (paper_qwen3_4b, ablations/<name>,
+# mirroring configs/ablations/). Environment: NNODES (1), GPUS_PER_NODE (8), RAY_PORT (6379),
 # RODS_SYNTH_URL / RODS_SYNTH_MODEL (the synthesis endpoint), PYTHON (python).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -41,7 +41,7 @@ if [ "$NNODES" -gt 1 ]; then
 fi
 
 # Synthesis needs its endpoint before the first step selects seeds (the static baseline has none).
-if [ "$EXPERIMENT" != "static" ]; then
+if [ "$EXPERIMENT" != "ablations/static_pool" ]; then
   URL="${RODS_SYNTH_URL:-http://localhost:8000/v1}"
   if ! "$PYTHON" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + '/models', timeout=5)" "$URL" 2>/dev/null; then
     echo "warning: the synthesis endpoint $URL/models does not answer; start vLLM/SGLang first (README: Scaling out)." >&2

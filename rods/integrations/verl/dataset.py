@@ -165,5 +165,5 @@ def _settings_from_data_config(data_config: Any) -> RodsVerlSettings:
         return RodsVerlSettings.from_trainer_config(data_config)
     raise ValueError(
         "the rods pool dataset needs the rods settings: set `data.rods: ${rods}` in the verl config "
-        "(configs/verl/rods_paper.yaml does)"
+        "(configs/verl/base/rods_paper.yaml does)"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ from omegaconf import OmegaConf  # noqa: E402
 from rods.integrations.verl.settings import AGENT_NAME, POOL_SOURCE, RodsVerlSettings, check_against_verl  # noqa: E402
 
 CONFIG_DIR = Path(__file__).resolve().parents[3] / "configs" / "verl"
-EXPERIMENTS = sorted(p.stem for p in CONFIG_DIR.glob("*.yaml") if p.stem != "agent_loops")
+EXPERIMENTS = ["paper_qwen3_4b"] + sorted(f"ablations/{p.stem}" for p in (CONFIG_DIR / "ablations").glob("*.yaml"))
+TRL_ABLATIONS = sorted(p.stem for p in (CONFIG_DIR.parent / "ablations").glob("*.yaml"))
 
 
 def load(name: str, overrides: list[str] | None = None):
@@ -47,7 +49,7 @@ def test_every_experiment_passes_verls_validation(configs):
     from verl.utils.config import omega_conf_to_dataclass, validate_config
     from verl.workers.config import RolloutConfig
 
-    assert {"rods_paper", "static", "ablate_binary_reward", "capacity_50"} <= set(configs)
+    assert {f"ablations/{name}" for name in TRL_ABLATIONS} <= set(configs)  # every TRL experiment has a verl twin
     for name, cfg in configs.items():
         OmegaConf.resolve(cfg)
         validate_config(cfg, use_reference_policy=need_reference_policy(cfg), use_critic=need_critic(cfg))
@@ -70,7 +72,7 @@ def test_verl_loads_the_custom_dataset_class_and_agent_loop_file(configs):
 
     from rods.integrations.verl.dataset import RodsTaskDataset
 
-    cfg = configs["rods_paper"]
+    cfg = configs["paper_qwen3_4b"]
     assert get_dataset_class(cfg.data) is RodsTaskDataset
     loops = OmegaConf.load(resolve_config_path(str(CONFIG_DIR / "agent_loops.yaml")))
     assert [entry.name for entry in loops] == [AGENT_NAME]
@@ -78,44 +80,68 @@ def test_verl_loads_the_custom_dataset_class_and_agent_loop_file(configs):
 
 
 def test_ablations_change_only_what_they_name(configs):
-    paper = RodsVerlSettings.from_trainer_config(configs["rods_paper"])
+    paper = RodsVerlSettings.from_trainer_config(configs["paper_qwen3_4b"])
     engine = paper.engine_config()
     assert paper.reward == "progress" and engine.capacity == 400 and not engine.random_seeds
     assert paper.synthesis is not None and paper.synthesis.model.startswith("Qwen/Qwen3-32B")
 
     def settings(name):
-        return RodsVerlSettings.from_trainer_config(configs[name])
+        return RodsVerlSettings.from_trainer_config(configs[f"ablations/{name}"])
 
-    assert settings("ablate_binary_reward").reward == "binary"
-    assert settings("ablate_random_seeds").engine_config().random_seeds
-    assert settings("ablate_no_retirement").engine_config().no_retirement
-    assert settings("ablate_one_shot").engine_config().one_shot
-    assert settings("static").synthesis is None and settings("static").engine_config().capacity == 0
-    assert [settings(f"capacity_{c}").engine_config().capacity for c in (50, 100, 200)] == [50, 100, 200]
+    assert settings("binary_reward").reward == "binary"
+    assert settings("random_seeds").engine_config().random_seeds
+    assert settings("no_retirement").engine_config().no_retirement
+    assert settings("one_shot_synthesis").engine_config().one_shot
+    assert settings("static_pool").synthesis is None and settings("static_pool").engine_config().capacity == 0
+    assert [settings(f"capacity_{c}").engine_config().capacity for c in (0, 50, 100, 200, 400)] == [0, 50, 100, 200, 400]
     from rods.synth.pipeline import SynthConfig
 
-    for name, switch in [("ablate_no_rewrite", "rewrite"), ("ablate_no_narrative", "narrative"),
-                         ("ablate_no_repair", "feedback_repair")]:
+    for name, switch in [("no_rewrite", "rewrite"), ("no_narrative", "narrative"), ("no_feedback_repair", "feedback_repair")]:
         kwargs = settings(name).synthesis.pipeline_kwargs
         assert kwargs == {switch: False}
         assert getattr(SynthConfig(**kwargs), switch) is False  # the pipeline's own switch
     for name in EXPERIMENTS:
-        assert configs[name].trainer.experiment_name == name
+        assert configs[name].trainer.experiment_name == name.split("/")[-1]
+        other = RodsVerlSettings.from_trainer_config(configs[name])
+        assert other.max_steps_per_turn == paper.max_steps_per_turn == 20  # BFCL's step cap everywhere
 
 
 def test_mismatched_settings_are_named():
-    cfg = load("rods_paper", ["actor_rollout_ref.rollout.n=8", "rods.engine.K=16"])
+    cfg = load("paper_qwen3_4b", ["actor_rollout_ref.rollout.n=8", "rods.engine.K=16"])
     with pytest.raises(ValueError, match=r"rollout.n=8 but rods.engine.K=16"):
         check_against_verl(RodsVerlSettings.from_trainer_config(cfg), cfg)
-    cfg = load("rods_paper", ["data.dataloader_num_workers=4"])
+    cfg = load("paper_qwen3_4b", ["data.dataloader_num_workers=4"])
     with pytest.raises(ValueError, match="dataloader_num_workers"):
         check_against_verl(RodsVerlSettings.from_trainer_config(cfg), cfg)
-    cfg = load("rods_paper", ["+rods.engine.alpha_plus=2.0"])
+    cfg = load("paper_qwen3_4b", ["+rods.engine.alpha_plus=2.0"])
     with pytest.raises(ValueError, match="rods.engine: invalid EngineConfig"):
         RodsVerlSettings.from_trainer_config(cfg)
-    cfg = load("rods_paper", ["+rods.rewrd=binary"])
+    cfg = load("paper_qwen3_4b", ["+rods.rewrd=binary"])
     with pytest.raises(ValueError, match=r"unknown key\(s\) \['rewrd'\]"):
         RodsVerlSettings.from_trainer_config(cfg)
-    cfg = load("rods_paper", ["rods.synthesis.base_url=null"])
+    cfg = load("paper_qwen3_4b", ["rods.synthesis.base_url=null"])
     with pytest.raises(ValueError, match="base_url is required"):
         RodsVerlSettings.from_trainer_config(cfg)
+
+
+@pytest.mark.slow
+def test_launcher_composes_through_verls_entry_point(tmp_path):
+    """scripts/launch_verl.sh up to verl's hydra main (`--cfg job` prints the config instead of training)."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    script = CONFIG_DIR.parents[1] / "scripts" / "launch_verl.sh"
+    env = {**os.environ, "PYTHON": sys.executable, "RODS_SYNTH_URL": "http://127.0.0.1:9/v1"}
+    proc = subprocess.run(
+        [str(script), "ablations/no_rewrite", "trainer.total_training_steps=7", "--cfg", "job"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "does not answer" in proc.stderr  # the synthesis endpoint check warns, it does not stop the run
+    cfg = yaml.safe_load(proc.stdout[proc.stdout.index("actor_rollout_ref:"):])
+    assert cfg["trainer"]["experiment_name"] == "no_rewrite" and cfg["trainer"]["total_training_steps"] == 7
+    assert cfg["rods"]["synthesis"]["pipeline_kwargs"] == {"rewrite": False}
+    assert cfg["actor_rollout_ref"]["rollout"]["agent"]["agent_loop_config_path"] == str(CONFIG_DIR / "agent_loops.yaml")
+    assert cfg["rods"]["run_dir"].endswith("runs/verl/ablations/no_rewrite")
