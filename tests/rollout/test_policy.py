@@ -1,0 +1,183 @@
+"""Policies: batched local generation (tiny random model) and the OpenAI endpoint path."""
+
+import json
+
+import pytest
+
+from rods.rollout import Episode, OpenAIPolicy, TransformersPolicy, run_episodes, to_openai_messages
+from rods.tasks import Task, load_split
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+#: A chat template that renders the tool names it is given (a "native tools" template).
+TOOLS_TEMPLATE = (
+    "{% if tools %}<|im_start|>tools\n{% for t in tools %}{{ t.function.name }} {% endfor %}<|im_end|>\n{% endif %}"
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+#: SmolLM2's template: no tools.
+PLAIN_TEMPLATE = TOOLS_TEMPLATE.split("{% endif %}", 1)[1]
+
+
+def byte_tokenizer(template):
+    """A byte-level tokenizer built offline (no merges), with ChatML specials."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {ch: i for i, ch in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    for special in ("<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>"):
+        vocab[special] = len(vocab)
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.add_special_tokens(["<|im_start|>", "<|im_end|>"])
+    tok.add_tokens(["<tool_call>", "</tool_call>"])
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|im_end|>")
+    fast.chat_template = template
+    return fast
+
+
+@pytest.fixture(scope="module")
+def tiny_model():
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        vocab_size=260, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=2, max_position_embeddings=16384, eos_token_id=257, pad_token_id=257, bos_token_id=256,
+    )
+    return transformers.LlamaForCausalLM(config).eval()
+
+
+@pytest.fixture(scope="module")
+def small_tasks():
+    """Two-turn MathAPI tasks: short prompts for a byte-level tokenizer on a busy CPU."""
+    return [
+        Task(
+            id=f"tiny_math_{i}",
+            category="base",
+            question=[[{"role": "user", "content": f"Mean of {i} and 3?"}], [{"role": "user", "content": "And of 2, 4?"}]],
+            involved_classes=["MathAPI"],
+            ground_truth=[[f"mean(numbers=[{i}, 3])"], ["mean(numbers=[2, 4])"]],
+        )
+        for i in range(3)
+    ]
+
+
+SHORT = "Call the tools you need, then answer."
+
+
+def test_batched_left_padded_generation_equals_one_at_a_time(tiny_model, small_tasks):
+    policy = TransformersPolicy(tiny_model, byte_tokenizer(PLAIN_TEMPLATE), max_new_tokens=8, batch_size=4)
+    assert not policy.native_tools
+    episodes = [Episode(t, tools_in_prompt=True, tool_docs="compact", system_prompt=SHORT) for t in small_tasks]
+    episodes[1].advance("[mean(numbers=[1, 3])]")  # make the prompts differ in length
+    episodes[2].advance("The mean is 2.")
+    batch = [(e.messages, e.tools) for e in episodes]
+    lengths = {len(policy.render(m, t)) for m, t in batch}
+    assert len(lengths) == 3
+    together = policy.generate(batch)
+    alone = [policy.generate([item])[0] for item in batch]
+    assert together == alone
+    assert all(isinstance(r, str) and r for r in together)
+    assert policy.stats.completion_tokens > 0 and policy.stats.requests == 6
+
+
+def test_native_tools_go_through_the_chat_template(tiny_model, small_tasks):
+    policy = TransformersPolicy(tiny_model, byte_tokenizer(TOOLS_TEMPLATE), max_new_tokens=4)
+    assert policy.native_tools
+    episode = Episode(small_tasks[0])
+    prompt = policy.render(episode.messages, episode.tools)
+    assert "standard_deviation" in prompt.split("<|im_end|>")[0]
+    assert "standard_deviation" not in episode.messages[0]["content"]
+
+
+def test_run_episodes_with_a_local_model_k_rollouts(tiny_model, small_tasks):
+    policy = TransformersPolicy(tiny_model, byte_tokenizer(PLAIN_TEMPLATE), max_new_tokens=4, temperature=1.0, batch_size=8)
+    torch.manual_seed(1)
+    tasks = small_tasks[:2]
+    trajs = run_episodes(tasks, policy, k=2, max_steps_per_turn=1, tool_docs="compact", system_prompt=SHORT)
+    assert [(t.task_id, t.sample_index) for t in trajs] == [(task.id, i) for task in tasks for i in range(2)]
+    for traj, task in zip(trajs, [t for t in tasks for _ in range(2)]):
+        assert len(traj.turns) == task.num_turns and all(turn.replies for turn in traj.turns)
+        assert 0.0 <= traj.progress <= 1.0
+        assert "<tools>" in traj.messages[0]["content"]  # the template has no tools: described in the prompt
+
+
+def test_long_prompts_keep_their_end(tiny_model, small_tasks, caplog):
+    policy = TransformersPolicy(tiny_model, byte_tokenizer(PLAIN_TEMPLATE), max_new_tokens=3, max_prompt_tokens=64)
+    episode = Episode(small_tasks[0], tools_in_prompt=True, system_prompt=SHORT)
+    with caplog.at_level("WARNING"):
+        (reply,) = policy.generate([(episode.messages, episode.tools)])
+    assert isinstance(reply, str)
+    assert "cut to its last 64" in caplog.text
+
+
+# -- the endpoint path -----------------------------------------------------------------
+
+
+def test_openai_policy_reads_native_and_text_tool_calls(scripted_openai_server):
+    scripted_openai_server.script([
+        {"content": "Checking.", "tool_calls": [{"name": "get_current_time", "arguments": {}},
+                                               {"name": "get_stock_info", "arguments": {"symbol": "NVDA"}}]},
+        {"content": '<tool_call>{"name": "get_order_history", "arguments": {}}</tool_call>'},
+        {"content": None, "tool_calls": [{"name": "cancel_order", "arguments": "{not json"}]},
+    ])
+    policy = OpenAIPolicy(scripted_openai_server.base_url, "m", concurrency=1)
+    task = load_split("test")[0]
+    episode = Episode(task)
+    replies = policy.generate([(episode.messages, episode.tools)] * 3)
+    from rods.rollout import parse_tool_calls
+
+    first, second, third = (parse_tool_calls(r) for r in replies)
+    assert first.content == "Checking." and [c.name for c in first.calls] == ["get_current_time", "get_stock_info"]
+    assert first.calls[1].arguments == {"symbol": "NVDA"}
+    assert [c.name for c in second.calls] == ["get_order_history"]
+    assert third.calls == [] and len(third.errors) == 1
+    body = scripted_openai_server.requests[0]
+    assert body["tools"] == episode.tools and body["temperature"] == 0.0
+    assert policy.stats.requests == 3 and policy.stats.prompt_tokens == 30
+
+
+def test_openai_messages_pair_results_and_wrap_orphans():
+    messages = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "u"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "ls", "arguments": {"a": True}}}]},
+        {"role": "tool", "name": "ls", "content": "r1", "tool_call_id": "call_1"},
+        {"role": "tool", "name": "error", "content": "Error during parsing: bad"},
+        {"role": "assistant", "content": "[ls()]"},
+        {"role": "tool", "name": "ls", "content": "r2"},
+    ]
+    out = to_openai_messages(messages)
+    assert out[2]["tool_calls"][0]["function"]["arguments"] == json.dumps({"a": True})
+    assert out[3] == {"role": "tool", "tool_call_id": "call_1", "content": "r1"}
+    assert out[4]["role"] == "user" and "Error during parsing" in out[4]["content"]
+    assert out[6] == {"role": "user", "content": "<tool_response>\nr2\n</tool_response>"}
+
+
+def test_openai_policy_runs_requests_concurrently(scripted_openai_server):
+    scripted_openai_server.script([], default={"content": "ok", "sleep": 0.2})
+    policy = OpenAIPolicy(scripted_openai_server.base_url, "m", concurrency=4)
+    task = load_split("test")[0]
+    episode = Episode(task)
+    assert policy.generate([(episode.messages, episode.tools)] * 8) == ["ok"] * 8
+    assert 2 <= scripted_openai_server.max_in_flight <= 4
+
+
+@pytest.mark.slow
+def test_rods_eval_against_a_real_llama_cpp_server(llama_server, tmp_path):
+    """The endpoint path end to end: llama.cpp serving the embedded GGUF, official re-check."""
+    from servers.fixtures import MODEL_ALIAS
+
+    from rods.cli import main as rods_main
+
+    out = tmp_path / "run"
+    code = rods_main(["eval", "--base-url", llama_server, "--model", MODEL_ALIAS, "--limit", "4", "--tools-in-prompt",
+                      "--tool-docs", "compact", "--max-new-tokens", "48", "--max-steps", "2", "--concurrency", "1",
+                      "--out", str(out)])
+    assert code == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["n_tasks"] == 4 and len(report["categories"]) == 4
+    assert report["official"]["agree"] == report["official"]["total"] == 4
+    assert report["generation"]["completion_tokens"] > 0
