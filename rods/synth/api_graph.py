@@ -6,7 +6,8 @@ some train-split ground truth, an argument of a g call equals a value in an f
 call's result or a value the f call created in the state (the data-flow edges
 of :mod:`rods.synth.profile`, from executions). Each node also records its
 *effect*, seen in those executions: "write" if a call ever changed the state,
-"read" if none did, "unknown" if the function was never executed (no siblings).
+"read" if none did (always for the stateless MathAPI), "unknown" if the
+function was never executed (no siblings).
 
 The planner uses the graph to substitute a call by a *sibling*: a read function
 of the same class with the same typed required parameters (`cat` / `tail`,
@@ -120,8 +121,13 @@ class APIGraph:
                         writes[call.name] += 1
             for i, j in data_flow_edges(trace):
                 graph.edges[(trace.calls[i].name, trace.calls[j].name)] += 1
+        from rods.envs.environment import STATELESS_CLASSES
+
         for name, node in graph.nodes.items():
-            node.effect = "unknown" if not node.calls_seen else "write" if writes[name] else "read"
+            if node.api_class in STATELESS_CLASSES:
+                node.effect = "read"  # no state to change (MathAPI)
+            else:
+                node.effect = "unknown" if not node.calls_seen else "write" if writes[name] else "read"
         logger.info("API graph: %d functions, %d edges from %d tasks", len(graph.nodes), len(graph.edges), len(tasks))
         return graph
 

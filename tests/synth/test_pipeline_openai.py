@@ -1,0 +1,102 @@
+"""The pipeline over real HTTP: a scripted OpenAI endpoint that misbehaves, and
+llama.cpp's server with the embedded SmolLM2 (slow)."""
+
+import json
+import re
+
+import pytest
+
+from rods.llm import make_backend
+from rods.reward import score
+from rods.synth.pipeline import Pipeline, SynthConfig
+from rods.synth.profile import profile_of, trace_task
+from servers.fixtures import MODEL_ALIAS
+from synth.conftest import stratified
+
+
+SMALL_SEED = "multi_turn_base_50"
+
+
+def good_answer(body):
+    """A cooperative model: answers each stage from what its prompt says."""
+    prompt = body["messages"][-1]["content"]
+    if "Write one narrative" in prompt:
+        return {"json": {"narrative": "I run a small studio and want today's chores done in one go."}}
+    if "Write the user's message for every turn" in prompt:
+        n = int(re.search(r"(\d+) in all", prompt).group(1))
+        turns = json.loads(re.search(r"Turns: (\[.*\])\n", prompt).group(1))
+        queries = []
+        for t in turns:
+            if t["kind"] == "reveal":
+                queries.append("")
+                continue
+            if t["kind"] == "supply_missing":
+                queries.append(f"Oh, and the value is {json.dumps(t['missing']['value'])}.")
+                continue
+            skip = t.get("missing", {}).get("param")
+            asks = ["; ".join(f"{k} {json.dumps(v)}" for k, v in c["arguments"].items() if k != skip)
+                    + f" ({c['description'][:60]})" for c in t["calls"]]
+            queries.append("Please help me with this: " + " | ".join(asks or ["check on things"]))
+        assert len(queries) == n
+        return {"json": {"queries": queries}}
+    if "judge" in prompt:
+        return {"json": {"verdicts": {"natural": {"pass": True, "reason": "fine"},
+                                      "intent": {"pass": True, "reason": "fine"}}}}
+    if "failed with" in prompt:  # config patch: names a key that does not exist
+        return {"json": {"patch": {"no_such_key": 1}, "reason": "guess"}}
+    if "replacement function" in prompt:  # names functions that do not exist
+        return {"json": {"functions": {"0": "teleport", "1": "summon_files"}}}
+    return {"status": 500}
+
+
+def test_scripted_failures_are_counted_and_the_pipeline_keeps_going(scripted_openai_server, seeds_by_category,
+                                                                    api_graph):
+    server = scripted_openai_server
+    server.script([], default=good_answer)
+    server.route({
+        "plan.narrative": [
+            {"content": "Sure! Here is a narrative: {narrative: oops"},  # malformed JSON
+            {"status": 503},  # server error
+            {"sleep": 1.5, "json": {"narrative": "too late to matter, the client gave up"}},  # timeout
+        ],
+        "rewrite": [{"content": "not json at all"}],
+    })
+    llm = make_backend("openai", base_url=server.base_url, model="m", structured="json_schema",
+                       timeout_s=0.8, max_retries=0, json_repairs=0, max_concurrency=2)
+    seeds = [t for t in stratified(seeds_by_category, 3) if sum(map(len, t.ground_truth)) <= 6][:8]
+    pipeline = Pipeline(llm, SynthConfig(per_seed=1, workers=2, substitute_prob=1.0), graph=api_graph)
+    accepted = pipeline(seeds)
+    stats = pipeline.stats
+    assert stats.variants == len(seeds)
+    assert stats.accepted + sum(stats.rejections.values()) == stats.variants  # every failure is counted
+    r = stats.rejections
+    assert r["llm_error:plan.narrative:invalid_json"] == 1
+    assert r["llm_error:plan.narrative:server"] == 1
+    assert r["llm_error:plan.narrative:timeout"] == 1
+    assert r["llm_error:rewrite:invalid_json"] == 1
+    assert pipeline.planner.invalid_choices >= 1  # the non-existent functions were ignored, not called
+    llm_stats = llm.stats.snapshot()["by_purpose"]
+    assert llm_stats["plan.narrative"]["failures"] == 3
+    assert accepted, r
+    for task in accepted:  # what got through is as verified as ever
+        assert not trace_task(task).errors
+        assert score(task, [[list(t)] if t else [] for t in task.ground_truth]).binary == 1
+        assert task.provenance.backend == "openai:m"
+        assert not {"teleport", "summon_files"} & {c.split("(")[0] for t in task.ground_truth for c in t}
+    by_id = {s.id: s for s in seeds}
+    assert all(profile_of(t).matches(profile_of(by_id[t.provenance.parent_id])) for t in accepted)
+
+
+@pytest.mark.slow
+def test_pipeline_end_to_end_over_llama_cpp(llama_server, seeds_by_category, api_graph):
+    llm = make_backend("openai", base_url=llama_server, model=MODEL_ALIAS, temperature=0.0, max_tokens=96,
+                       timeout_s=120, max_retries=1, json_repairs=0)
+    seeds = [t for t in seeds_by_category["base"] if t.id == SMALL_SEED]  # one turn, two calls: keeps it short
+    pipeline = Pipeline(llm, SynthConfig(per_seed=1, workers=1, substitute_prob=0.0), graph=api_graph)
+    accepted = pipeline(seeds)
+    stats = pipeline.stats
+    assert stats.accepted + sum(stats.rejections.values()) == stats.variants == 1
+    calls = llm.stats.total
+    assert calls.chats >= 1 and calls.prompt_tokens > 0 and calls.completion_tokens > 0
+    for task in accepted:
+        assert not trace_task(task).errors and task.provenance.backend.startswith("openai:")
