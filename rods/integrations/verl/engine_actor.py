@@ -202,6 +202,13 @@ def engine_actor(settings: RodsVerlSettings, seeds: Sequence[Task] | None = None
     }
     if settings.detached:
         options["lifetime"] = "detached"
+    if ray.is_initialized():
+        # Next to its creator (verl's trainer process), so run_dir is that node's path; a
+        # restart elsewhere only finds its state if run_dir is on a shared filesystem.
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        node = ray.get_runtime_context().get_node_id()
+        options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node, soft=True)
     handle = EngineActor.options(**options).remote(settings.to_dict(), list(seeds) if seeds is not None else None)
     _HANDLES[(settings.engine_actor, settings.namespace)] = handle
     return handle
