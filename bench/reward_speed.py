@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from rods.reward import ProgressScorer, clear_ground_truth_cache, ground_truth_for, is_empty_response, score
-from rods.reward.ground_truth import call_keys
+from rods.reward.progress import _same_calls
 from rods.reward.official import official_verdict
 from rods.reward.perturb import KINDS, perturb
 from rods.tasks import CATEGORIES, load_bfcl_tasks
@@ -121,7 +121,7 @@ def breakdown(pairs, empty_file: Path, out: Path):
             calls = [c for step in turn_steps for c in step]
             empty = is_empty_response(turn_steps)
             a = cpu()
-            on_path = env is None and gt.call_keys[t] is not None and call_keys(calls) == gt.call_keys[t]
+            on_path = env is None and _same_calls(calls, gt, t)
             b = cpu()
             t_keys += b - a
             if on_path:

@@ -81,16 +81,23 @@ class EnvTemplate:
     and the reward knows their state is the template's.
     """
 
-    def __init__(self, blobs: dict[str, bytes], involved_classes: list[str], long_context: bool):
+    def __init__(
+        self,
+        blobs: dict[str, bytes],
+        involved_classes: list[str],
+        long_context: bool,
+        owners: dict[str, str] | None = None,
+    ):
         self.blobs = blobs
         self.involved_classes = list(involved_classes)
         self.long_context = long_context
-        self._owners = method_owners(self.involved_classes)
+        self._owners = owners if owners is not None else method_owners(self.involved_classes)
 
     @classmethod
     def of(cls, env: ToolEnvironment) -> EnvTemplate:
-        """A template of an environment's current state."""
-        return cls({c: freeze(inst) for c, inst in env.instances.items()}, env.involved_classes, env.long_context)
+        """A template of an environment's current state (untouched classes keep their bytes)."""
+        blobs = {c: env._frozen[c] if c in env._frozen else freeze(env._live[c]) for c in env.involved_classes}
+        return cls(blobs, env.involved_classes, env.long_context, env._owners)
 
     @classmethod
     def load(cls, task: Task) -> EnvTemplate:

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from rods.envs import CallParseError, EnvTemplate, ToolEnvironment, format_call, parse_call_text
+from rods.envs import CallParseError, EnvTemplate, ToolEnvironment, format_call, parse_call_text, public_state
+from rods.envs.classes import thaw
 
 if TYPE_CHECKING:
     from rods.tasks.model import Task
@@ -43,10 +44,9 @@ class GroundTruth:
     needed: tuple[tuple[tuple[str, int], ...], ...]
     #: Per turn: the ground truth's calls in canonical form (None where one does not parse).
     call_keys: tuple[tuple[str, ...] | None, ...] = ()
-    #: Turn -> the ground-truth environment after that turn, frozen (filled on demand).
-    turn_templates: dict[int, EnvTemplate] = field(default_factory=dict, compare=False, repr=False)
-    _replayed: set[int] = field(default_factory=set, compare=False, repr=False)
-    #: The ground truth's calls per turn (to rebuild the state after a turn on demand).
+    #: Per turn: the ground-truth environment after that turn, frozen.
+    turn_templates: tuple[EnvTemplate, ...] = field(default=(), compare=False, repr=False)
+    #: The ground truth's call texts per turn.
     calls: tuple[tuple[str, ...], ...] = ()
     #: Per turn: whether the ground truth's own state passes its state check (it
     #: does, unless a value is unequal to itself, e.g. NaN).
@@ -67,31 +67,15 @@ class GroundTruth:
             return None
         if template is self.template:
             return self.initial_matches[turn]
-        for k, turn_template in list(self.turn_templates.items()):
+        for k, turn_template in enumerate(self.turn_templates):
             if template is turn_template:
                 after, now = self.states[k], self.states[turn]
                 return {cls: after[cls] == now[cls] for cls in now}
         return None
 
     def env_after(self, turn: int) -> ToolEnvironment:
-        """A fresh environment in the ground truth's state after `turn` (-1: the initial state).
-
-        Requests replay the ground truth up to that turn; from the second request
-        for the same turn on, the replayed state is frozen and thawed instead
-        (a single scored trajectory never pays for freezing).
-        """
-        if turn < 0:
-            return self.template.spawn()
-        frozen = self.turn_templates.get(turn)
-        if frozen is not None:
-            return frozen.spawn()
-        env = self.template.spawn()
-        for calls in self.calls[: turn + 1]:
-            env.execute_all(calls)
-        if turn in self._replayed:
-            self.turn_templates[turn] = env.freeze()
-        self._replayed.add(turn)
-        return env
+        """A fresh environment in the ground truth's state after `turn` (-1: the initial state)."""
+        return self.template.spawn() if turn < 0 else self.turn_templates[turn].spawn()
 
 
 def call_keys(calls: list[str]) -> tuple[str, ...] | None:
@@ -124,14 +108,19 @@ def compute_ground_truth(task: Task) -> GroundTruth:
     """Execute a task's ground truth turn by turn (no cache)."""
     template, initial = EnvTemplate.load_with_state(task)  # `initial`: compare only, below
     env = template.spawn()
-    results, states, self_match = [], [], []
+    results, states, self_match, turn_templates = [], [], [], []
     previous: dict[str, dict[str, Any]] | None = None
     for turn in task.ground_truth:
         results.append(tuple(env.execute_all(turn)))
+        # Freeze the whole env after each turn: rollouts that leave the ground
+        # truth's path after this turn start from it, and the state snapshot the
+        # reward compares against is thawed from the same bytes.
+        frozen = env.freeze()
+        turn_templates.append(frozen)
         state = env.state()
         # Unchanged state (read-only or empty turn): share the previous snapshot.
         if previous is None or state != previous:
-            previous = env.snapshot()
+            previous = {cls: public_state(thaw(blob)) for cls, blob in frozen.blobs.items()}
         states.append(previous)
         self_match.append(state_equal(env, previous))
     initial_matches = tuple({cls: initial[cls] == state[cls] for cls in state} for state in states)
@@ -146,6 +135,7 @@ def compute_ground_truth(task: Task) -> GroundTruth:
         needed=tuple(tuple(Counter(r).items()) for r in results),
         call_keys=tuple(call_keys(turn) for turn in task.ground_truth),
         calls=tuple(tuple(turn) for turn in task.ground_truth),
+        turn_templates=tuple(turn_templates),
         self_match=tuple(self_match),
     )
 
