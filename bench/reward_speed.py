@@ -144,7 +144,7 @@ def breakdown(pairs, empty_file: Path, out: Path):
         "process start-up, imports (empty `rods reward` run)": startup.cpu,
         "ground truth, once per task": t_gt,
         "matching turns against the ground truth's calls": t_keys + t_fast,
-        "env for the first off-path turn (thaw / GT prefix)": t_spawn,
+        "env for the first off-path turn (thaw a GT turn)": t_spawn,
         "executing off-path calls (parse + API + format)": t_exec,
         "state + response checks of off-path turns": t_check,
     }
