@@ -1,0 +1,89 @@
+"""Augmented miss_func / miss_param variants in BFCL's layout; the ablation switches; the CLI."""
+
+import json
+
+import pytest
+
+from rods.cli import main
+from rods.llm import make_backend
+from rods.reward import score
+from rods.synth.judge import structure_verdict
+from rods.synth.pipeline import Pipeline, SynthConfig, synthesize
+from rods.synth.profile import profile_of, trace_task
+from rods.tasks import Task
+from rods.tasks.jsonl import read_tasks, write_tasks
+
+
+def _replays(task):
+    return (not trace_task(task).errors
+            and score(task, [[list(t)] if t else [] for t in task.ground_truth]).binary == 1)
+
+
+def test_augmented_variants_use_bfcl_layouts(seeds_by_category, api_graph):
+    seeds = seeds_by_category["base"][:12]
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=2, workers=2, augment=1.0), graph=api_graph)
+    accepted = pipeline(seeds)
+    kinds = {t.category for t in accepted}
+    assert kinds == {"miss_func", "miss_param"}, pipeline.report()["rejections"]
+    by_id = {s.id: s for s in seeds}
+    for task in accepted:
+        seed = by_id[task.provenance.parent_id]
+        assert task.provenance.augmented == task.category
+        assert structure_verdict(task).passed and _replays(task)
+        assert task.num_turns == seed.num_turns + 1
+        mine, theirs = profile_of(task), profile_of(seed)
+        assert (mine.edges, mine.depth, mine.classes) == (theirs.edges, theirs.depth, theirs.classes)
+        if task.category == "miss_func":
+            ((k, names),) = task.missed_function.items()
+            k = int(k)
+            assert task.question[k] == [] and task.ground_truth[k] and task.ground_truth[k - 1] == []
+            assert names[0] in {c.split("(")[0] for c in task.ground_truth[k]}
+        else:
+            k = next(t for t, gt in enumerate(task.ground_truth) if not gt)
+            assert task.ground_truth[k + 1] and task.question[k] and task.question[k + 1]
+            assert not task.missed_function
+
+
+@pytest.mark.parametrize("ablation", ["no_rewrite", "no_narrative", "no_feedback_repair"])
+def test_ablations_switch_their_stage_off(ablation, seeds_by_category, api_graph):
+    seeds = [seeds_by_category[c][i] for c in ("base", "miss_param") for i in range(3)]
+    backend = make_backend("template")
+    pipeline = Pipeline(backend, SynthConfig.ablation(ablation, workers=2), graph=api_graph)
+    accepted = pipeline(seeds)
+    assert accepted and all(_replays(t) for t in accepted)
+    if ablation == "no_rewrite":
+        assert backend.stats.purpose("rewrite").chats == 0
+        by_id = {s.id: s for s in seeds}
+        for t in accepted:  # the seed's own wording with the new values
+            seed_words = by_id[t.provenance.parent_id].question[0][0].content.split()
+            assert len(t.question[0][0].content.split()) == len(seed_words)
+    if ablation == "no_narrative":
+        assert backend.stats.purpose("plan.narrative").chats == 0
+        assert all(t.provenance.narrative is None for t in accepted)
+    if ablation == "no_feedback_repair":
+        assert all(t.provenance.attempts == 1 for t in accepted)
+        assert backend.stats.purpose("config_patch").chats == 0 and not pipeline.stats.patches
+    with pytest.raises(ValueError, match="unknown ablation"):
+        SynthConfig.ablation("no_such_thing")
+
+
+def test_synthesize_is_a_plain_callable(seeds_by_category):
+    out = synthesize(seeds_by_category["long_context"][:2])
+    assert all(isinstance(t, Task) and t.provenance.origin == "synthetic" for t in out)
+
+
+def test_cli_synth_writes_tasks_and_stats(tmp_path, seeds_by_category, capsys):
+    seeds = tmp_path / "seeds.jsonl"
+    write_tasks(seeds, [seeds_by_category[c][0] for c in ("base", "miss_func", "miss_param", "long_context")])
+    out, stats = tmp_path / "out.jsonl", tmp_path / "stats.json"
+    code = main(["synth", "--seeds", str(seeds), "--per-seed", "2", "--llm", "template", "--out", str(out),
+                 "--stats", str(stats)])
+    assert code == 0
+    tasks = read_tasks(out)
+    report = json.loads(stats.read_text())
+    assert len(tasks) == report["accepted"] and report["variants"] == 8
+    assert {t.provenance.parent_id for t in tasks} <= {s.id for s in read_tasks(seeds)}
+    err = capsys.readouterr().err
+    assert "acceptance rate" in err and "rewrite" in err
+    assert main(["synth", "--seeds", str(tmp_path / "missing.jsonl"), "--out", str(out)]) == 1
+    assert main(["synth", "--seeds", str(seeds), "--llm", "openai", "--out", str(out)]) == 1  # no --base-url
