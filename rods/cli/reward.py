@@ -67,7 +67,7 @@ def iter_trajectories(path: Path, tasks: Any) -> Iterator[tuple[int, Any, list]]
     from rods.reward.progress import check_steps
 
     if not path.exists():
-        raise TrajectoryError(path, 0, None, "no such file")
+        raise FileNotFoundError(f"{path}: no such trajectory file")
     with path.open(encoding="utf-8") as fh:
         for lineno, raw in enumerate(fh, start=1):
             if not raw.strip():
