@@ -1,0 +1,105 @@
+"""The engine service and the pool dataset in one process (no Ray cluster): fast checks of their logic."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray", reason="ray is not installed (scripts/install_verl_cpu.sh)")
+
+from rods.integrations.verl.dataset import RodsTaskDataset  # noqa: E402
+from rods.integrations.verl.engine_actor import EngineService, load_task_source  # noqa: E402
+from rods.integrations.verl.settings import RodsVerlSettings  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from verl_variants import make_variant  # noqa: E402
+
+ENGINE = {"K": 4, "min_observations": 4, "burn_in_rollouts": 4, "exclusion_window": 1}
+
+
+@pytest.fixture
+def seeds(train_tasks):
+    return train_tasks[:10]
+
+
+@pytest.fixture
+def service(seeds, tmp_path):
+    svc = EngineService(RodsVerlSettings(run_dir=str(tmp_path / "run"), engine=dict(ENGINE)).to_dict(), seeds)
+    yield svc
+    svc.close()
+
+
+def test_rewards_are_observed_once_per_complete_group(service, seeds):
+    tid = seeds[0].id
+    service.begin_step(1)
+    for reward in (1.0, 0.0, 1.0):
+        assert service.report("uid-a", tid, reward, 4) is None
+    assert service.stats(tid)["n_groups"] == 0
+    assert service.report("uid-a", tid, 0.0, 4) == "boundary"
+    assert service.stats(tid)["rewards"] == [1.0, 0.0, 1.0, 0.0] and service.stats(tid)["n_groups"] == 1
+    service.report("uid-b", tid, 1.0, 4)
+    with pytest.raises(ValueError, match="mixes tasks"):
+        service.report("uid-b", seeds[1].id, 1.0, 4)
+
+
+def test_a_step_end_flushes_partial_groups_selects_seeds_once(service, seeds):
+    service.begin_step(1)
+    for i in range(4):
+        service.report("g", seeds[0].id, float(i % 2), 4)  # boundary: mean 0.5
+    service.report("short", seeds[1].id, 1.0, 4)  # one trajectory of four came back
+    assert service.begin_step(2) == 1  # the boundary seed went to selection
+    assert service.stats(seeds[1].id)["rewards"] == [1.0]
+    assert service.metrics()["partial_groups"] == 1
+    assert service.begin_step(2) == 0 and service.begin_step(1) == 0  # idempotent, never backwards
+    assert service.current_step() == 2
+    assert service.report("late", "not-a-task", 1.0, 1) is None  # unknown ids are logged, not raised
+
+
+def test_resume_from_run_dir_without_seeds(service, seeds, tmp_path):
+    service.begin_step(1)
+    for r in (1.0, 0.0, 0.0, 0.0):
+        service.report("g", seeds[2].id, r, 4)
+    service.begin_step(2)  # flushes the ledger
+    before = service.state_dict()
+    service.close()
+    again = EngineService(RodsVerlSettings(run_dir=str(tmp_path / "run"), engine=dict(ENGINE)).to_dict())
+    assert again.state_dict() == before and again.current_step() >= 1
+    again.close()
+
+
+def test_pool_dataset_epoch_boundary_in_process(service, seeds):
+    from torch.utils.data import DataLoader
+    from torchdata.stateful_dataloader.sampler import RandomSampler
+
+    config = {"train_batch_size": 3, "gen_batch_size": None}
+    dataset = RodsTaskDataset("rods://pool", None, config, engine=service)
+    loader = DataLoader(dataset, batch_size=3, drop_last=True, sampler=RandomSampler(dataset), collate_fn=list)
+    first = [row["extra_info"]["task_id"] for batch in loader for row in batch]
+    assert len(first) == 9 and dataset.step == 3 and service.current_step() == 3
+    service.submit([make_variant(seeds[0], 1), make_variant(seeds[1], 1)])
+    second = [row["extra_info"]["task_id"] for batch in loader for row in batch]
+    injected = dataset.last_report["injected"]
+    assert dataset.epoch == 1 and sorted(injected) == sorted(f"{seeds[i].id}__v1" for i in (0, 1))  # 20% of 10
+    assert dataset.task_ids == [t.id for t in seeds] + injected
+    assert len(second) == 12 and set(injected) <= set(second) and dataset.step == 7
+    row = dataset.rows[0]
+    assert row["agent_name"] == "rods_multiturn" and row["extra_info"]["report"] is True
+
+
+def test_fixed_sources_and_errors(seeds, tmp_path):
+    from rods.tasks import write_tasks
+
+    path = tmp_path / "tasks.jsonl"
+    write_tasks(path, seeds[:3])
+    dataset = RodsTaskDataset([str(path)], None, {"train_batch_size": 2})
+    assert len(dataset) == 3 and dataset[0]["extra_info"]["report"] is False
+    assert len(RodsTaskDataset("bfcl:test", None, {"train_batch_size": 2}, max_samples=5)) == 5
+    assert len(load_task_source("bfcl:train")) == 400
+    with pytest.raises(ValueError, match="unknown BFCL split"):
+        load_task_source("bfcl:dev")
+    with pytest.raises(ValueError, match="cannot be combined"):
+        RodsTaskDataset(["rods://pool", str(path)], None, {"train_batch_size": 2})
+    with pytest.raises(ValueError, match=r"data.rods: \$\{rods\}"):
+        RodsTaskDataset("rods://pool", None, {"train_batch_size": 2})
