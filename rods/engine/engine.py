@@ -193,43 +193,37 @@ class DataEngine:
         Raises KeyError for an id the engine has never seen, ValueError for bad rewards.
         """
         values = check_rewards(task_id, rewards)
+        varied = values[0] != values[-1] or (len(values) > 2 and max(values) != min(values))
         with self._lock:
-            ledger = self.ledger
-            if task_id not in ledger:
+            stats = self.ledger.get_or_none(task_id)
+            if stats is None:
                 if self.pool.knows(task_id):
                     self._ignored += 1
                     return None
                 raise KeyError(f"observe: unknown task id {task_id!r} (not in the engine's pool)")
-            stats = ledger.get(task_id)
             old_zone, old_mean = stats.zone, stats.mean
-            ledger.observe(task_id, step, values)
-            zone = stats.zone
+            self.ledger.observe_stats(stats, step, values)
+            zone, mean = stats.zone, stats.mean
             if old_zone != zone:
                 self._zone_counts[old_zone] -= 1
                 self._zone_counts[zone] += 1
             if old_zone != "new":
-                self._phi_sum -= phi(old_mean)
+                self._phi_sum -= 4.0 * old_mean * (1.0 - old_mean)
             if zone != "new":
-                self._phi_sum += phi(stats.mean)
-            self.selector.update(task_id, zone, stats.mean)
+                self._phi_sum += 4.0 * mean * (1.0 - mean)
+            self.selector.update(task_id, zone, mean)
             self._dirty.add(task_id)
             counts = self._step_groups.get(step)
             if counts is None:
                 counts = self._step_groups[step] = [0, 0]
             counts[0] += 1
-            if len(values) > 1 and max(values) != min(values):
+            if varied:
                 counts[1] += 1
             if step > self._last_step:
                 self._last_step = step
-            if (
-                stats.origin == "synthetic"
-                and len(stats.first_rewards) == self.config.burn_in_rollouts
-                and stats.n_rewards - len(values) < self.config.burn_in_rollouts
-            ):
-                self.events.emit(
-                    "first_rewards", step=step, task_id=task_id,
-                    mean=stats.first_mean(self.config.burn_in_rollouts),
-                )
+            burn_in = self.config.burn_in_rollouts
+            if stats.origin == "synthetic" and stats.n_rewards - len(values) < burn_in <= stats.n_rewards:
+                self.events.emit("first_rewards", step=step, task_id=task_id, mean=stats.first_mean(burn_in))
             return zone
 
     def select_seeds(self, step: int) -> list[Task]:

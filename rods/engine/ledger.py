@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from rods.engine.zones import Zone, classify
+from rods.engine.zones import Zone
 
 
 class TaskStats:
@@ -115,6 +115,9 @@ class RewardLedger:
     def get(self, task_id: str) -> TaskStats:
         return self._stats[task_id]
 
+    def get_or_none(self, task_id: str) -> TaskStats | None:
+        return self._stats.get(task_id)
+
     def add(self, task_id: str, task_type: str, origin: str, entry_step: int) -> TaskStats:
         if task_id in self._stats:
             raise ValueError(f"task {task_id!r} is already in the ledger")
@@ -129,6 +132,11 @@ class RewardLedger:
         """Record one group of rewards; returns the zone before and the updated stats."""
         stats = self._stats[task_id]
         old_zone = stats.zone
+        self.observe_stats(stats, step, rewards)
+        return old_zone, stats
+
+    def observe_stats(self, stats: TaskStats, step: int, rewards: Iterable[float]) -> None:
+        """`observe` for a task's stats already looked up (the engine's hot path)."""
         rewards = rewards if isinstance(rewards, list) else list(rewards)
         stats.rewards.extend(rewards)
         need_first = self.burn_in_rollouts - len(stats.first_rewards)
@@ -140,19 +148,20 @@ class RewardLedger:
         if stats.last_step is None or step > stats.last_step:
             stats.last_step = step
         self._refresh(stats)
-        return old_zone, stats
 
     def _refresh(self, stats: TaskStats) -> None:
         window = stats.rewards
-        stats.mean = sum(window) / len(window) if window else 0.0
+        mean = stats.mean = sum(window) / len(window) if window else 0.0
         stats._variance = None
-        stats.zone = classify(
-            stats.mean,
-            stats.n_rewards,
-            alpha_minus=self.alpha_minus,
-            alpha_plus=self.alpha_plus,
-            min_observations=self.min_observations,
-        )
+        # classify() inlined: this runs once per observation
+        if stats.n_rewards < self.min_observations:
+            stats.zone = "new"
+        elif mean > self.alpha_plus:
+            stats.zone = "mastered"
+        elif mean < self.alpha_minus:
+            stats.zone = "hard"
+        else:
+            stats.zone = "boundary"
 
     def load_row(self, row: dict[str, Any]) -> TaskStats:
         """Restore one task's stats from `TaskStats.to_row()` output."""

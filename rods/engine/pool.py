@@ -30,6 +30,8 @@ import json
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from rods.engine.config import EngineConfig
 from rods.engine.ledger import RewardLedger
 from rods.tasks import Task
@@ -41,6 +43,24 @@ def fingerprint(task: Task) -> str:
         include={"category", "question", "initial_config", "involved_classes", "ground_truth", "missed_function"}
     )
     return hashlib.sha1(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def lowest_variance(task_ids: list[str], k: int, ledger: RewardLedger) -> list[str]:
+    """The k tasks of lowest reward variance, ties by task id, in O(n) (not O(n log k)).
+
+    A linear-time partition finds the k-th smallest variance; only the tasks
+    tied at that value are sorted, so the chosen set equals the first k by
+    (variance, id). They come back in pool order.
+    """
+    if k <= 0:
+        return []
+    if k >= len(task_ids):
+        return sorted(task_ids, key=lambda t: (ledger.get(t).variance, t))
+    var = np.fromiter((ledger.get(t).variance for t in task_ids), dtype=float, count=len(task_ids))
+    kth = np.partition(var, k - 1)[k - 1]
+    below = [task_ids[i] for i in np.flatnonzero(var < kth)]
+    tied = sorted(task_ids[i] for i in np.flatnonzero(var == kth))
+    return below + tied[: k - len(below)]
 
 
 @dataclass
@@ -128,9 +148,7 @@ class ReplayPool:
             if want > 0:
                 remaining = [tid for tid in synthetic if tid not in plan.retire]
                 classified = [tid for tid in remaining if ledger.get(tid).zone != "new"]
-                lowest = heapq.nsmallest(
-                    min(want, len(classified)), classified, key=lambda t: (ledger.get(t).variance, t)
-                )
+                lowest = lowest_variance(classified, min(want, len(classified)), ledger)
                 for tid in lowest:
                     plan.retire[tid] = "capacity"
                 if len(lowest) < need:

@@ -99,3 +99,17 @@ def test_config_round_trips_through_dict():
     assert EngineConfig.from_dict(cfg.to_dict()) == cfg
     with pytest.raises(ValueError, match="unknown EngineConfig field"):
         EngineConfig.from_dict({"capacty": 3})
+
+
+@given(st.lists(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=2, max_size=4), min_size=1, max_size=40),
+       st.integers(0, 45))
+def test_lowest_variance_matches_a_full_sort(groups, k):
+    from rods.engine.pool import lowest_variance
+
+    ledger = make_ledger(K=4, min_observations=1, burn_in_rollouts=1)
+    ids = [f"t{i:02d}" for i in range(len(groups))][::-1]
+    for tid, group in zip(ids, groups):
+        ledger.add(tid, "basic", "synthetic", 0)
+        ledger.observe(tid, 0, group)
+    expected = sorted(ids, key=lambda t: (ledger.get(t).variance, t))[:k]
+    assert sorted(lowest_variance(ids, k, ledger)) == sorted(expected)
