@@ -142,9 +142,9 @@ class RodsAgentLoop(AgentLoopBase):
         """Hand this trajectory's reward to the engine actor (grouped there by the row's uid)."""
         from rods.integrations.verl.engine_actor import lookup_engine_actor
 
-        handle = lookup_engine_actor(self.settings.engine_actor, self.settings.namespace)
         group = str(row.get("uid") or f"{task_id}:{row.get('index', 0)}")
         try:
+            handle = lookup_engine_actor(self.settings.engine_actor, self.settings.namespace)
             await handle.report.remote(group, task_id, float(reward), self.group_size)
         except Exception:  # the engine must never take the trainer down
             logger.exception("could not report the reward of task %s to the engine actor", task_id)
