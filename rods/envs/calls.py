@@ -18,6 +18,7 @@ Anything else raises `CallParseError`; the environment turns that into an
 from __future__ import annotations
 
 import ast
+import copy
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -59,19 +60,21 @@ def format_call(call: ToolCall) -> str:
 def parse_calls(text: str) -> list[ToolCall]:
     """All calls in one model text, pythonic or JSON; raises `CallParseError`.
 
-    The result is a fresh list of (immutable) `ToolCall`s; argument values may
-    be shared between equal texts, so callers that mutate them must copy.
+    The calls are the caller's own copies: editing their arguments cannot
+    reach the parse cache.
     """
     if not isinstance(text, str):
         raise CallParseError(f"expected call text (str), got {type(text).__name__}")
-    return list(parse_call_text(text)[0])
+    return [ToolCall(c.name, copy.deepcopy(c.arguments), copy.deepcopy(c.args)) for c in parse_call_text(text)[0]]
 
 
 def parse_call_text(text: str) -> tuple[tuple[ToolCall, ...], type | None]:
     """Calls in one text plus the container they came in (`list`, `tuple` or None for one bare call).
 
     Short texts are cached: equal texts (the same ground truth in K rollouts)
-    are parsed once. Raises `CallParseError` (also for non-str input).
+    are parsed once, and the returned calls are shared: do not edit their
+    arguments (`parse_calls` returns copies). Raises `CallParseError` (also for
+    non-str input).
     """
     if not isinstance(text, str):
         raise CallParseError(f"expected call text (str), got {type(text).__name__}")

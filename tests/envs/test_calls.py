@@ -70,3 +70,10 @@ def test_non_string_and_oversized_input():
         parse_calls("ls(a=" + "[" * 5000 + "]" * 5000 + ")")
     with pytest.raises(CallParseError, match="too many calls"):
         parse_calls("[" + ", ".join(["ls()"] * 100) + "]")
+
+
+def test_parsed_calls_are_the_callers_own():
+    first = parse_calls("mean(numbers=[1, 2])")[0]
+    first.arguments["numbers"].append(3)
+    first.arguments["extra"] = 1
+    assert parse_calls("mean(numbers=[1, 2])")[0].arguments == {"numbers": [1, 2]}
