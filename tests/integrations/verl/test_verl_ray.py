@@ -209,6 +209,15 @@ def test_agent_loop_plays_bfcl_tasks_masks_and_reports(ray_cluster, seeds, tmp_p
             add_generation_prompt=True, tokenize=True, return_dict=False,
         )
     assert engine.stats(reveal.id)["rewards"] == [1.0, 1.0]
+    # The incremental token stream is the chat template's rendering of the whole episode.
+    from rods.rollout.episode import Episode
+
+    episode = Episode(reveal, tools_in_prompt=True)
+    for run in runs(outs[0].response_mask, outs[0].response_ids)[0]:
+        episode.advance(tok.decode(run, skip_special_tokens=True))
+    assert episode.done
+    rendered = tok.apply_chat_template(episode.messages, tokenize=False)
+    assert tok.decode(outs[0].prompt_ids + outs[0].response_ids) + "\n" == rendered
 
     # A group of the short task: one rollout by the tiny random model, one by the gold player.
     model = tiny_model(len(tok))
