@@ -229,12 +229,13 @@ class DataEngine:
     def select_seeds(self, step: int) -> list[Task]:
         """This step's boundary seeds (at most M, per-type quotas, exclusion window).
 
+        Empty with `capacity=0` (the static baseline: nothing would be injected).
         Records a `select` event and the step's metrics, flushes the ledger every
         `flush_every_steps` steps, and hands the seeds to the attached worker.
         """
         with self._lock:
-            if self.config.one_shot and self._epochs > 0:
-                ids: list[str] = []
+            if self.config.capacity == 0 or (self.config.one_shot and self._epochs > 0):
+                ids: list[str] = []  # nothing could ever be injected: spend no synthesis
             else:
                 ids = self.selector.select(step, self.rng)
             if self.config.one_shot:

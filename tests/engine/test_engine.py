@@ -221,3 +221,8 @@ def test_process_worker_collects_without_a_sink():
     worker.submit(make_seeds(3))
     worker.close(wait=True)
     assert sorted(t.id for t in worker.collect()) == [f"seed-000{i}-syn" for i in range(3)]
+
+
+def test_static_baseline_selects_nothing():
+    eng, _ = boundary_engine(capacity=0)
+    assert eng.select_seeds(1) == []
