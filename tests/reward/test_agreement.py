@@ -10,10 +10,12 @@ failure it reports is the first one we find, of the same kind).
 from collections import Counter
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rods.reward import score
 from rods.reward.official import official_turn_checks, official_verdict
-from rods.reward.perturb import KINDS, perturbations
+from rods.reward.perturb import KINDS, READ_ONLY_CALLS, perturbations
 from rods.tasks import API_CLASSES, CATEGORIES
 
 PER_CATEGORY = 12
@@ -94,3 +96,46 @@ def test_verdicts_agree_with_bfcl(corpus, odd_global_precision):
     assert disagreements == []
     # the corpus is not trivially one-sided
     assert outcomes[True] > 100 and outcomes[False] > 100
+
+
+@st.composite
+def _random_trajectory(draw, tasks):
+    """A trajectory drawn from the task's own ground-truth calls, read-only calls and junk."""
+    task = draw(st.sampled_from(tasks))
+    pool = [c for turn in task.ground_truth for c in turn]
+    pool += [c for cls in task.involved_classes for c in READ_ONLY_CALLS[cls]]
+    pool += ["nonexistent_function(x=1)", "ls(", "cd(folder=undefined_name)"]
+    steps = []
+    for t, gt_turn in enumerate(task.ground_truth):
+        if draw(st.booleans()):  # mostly follow the ground truth, with edits
+            calls = list(gt_turn)
+            for _ in range(draw(st.integers(0, 2))):
+                edit = draw(st.sampled_from(["drop", "insert", "swap"]))
+                if edit == "drop" and calls:
+                    calls.pop(draw(st.integers(0, len(calls) - 1)))
+                elif edit == "insert":
+                    calls.insert(draw(st.integers(0, len(calls))), draw(st.sampled_from(pool)))
+                elif edit == "swap" and len(calls) > 1:
+                    i = draw(st.integers(0, len(calls) - 2))
+                    calls[i], calls[i + 1] = calls[i + 1], calls[i]
+        else:
+            calls = draw(st.lists(st.sampled_from(pool), max_size=4))
+        cuts = sorted(draw(st.lists(st.integers(0, len(calls)), max_size=2)))
+        bounds = [0, *cuts, len(calls)]
+        turn_steps = [calls[a:b] for a, b in zip(bounds, bounds[1:])]
+        if draw(st.booleans()):
+            turn_steps.append([])  # the model's closing text answer
+        steps.append(turn_steps if calls or draw(st.booleans()) else [])
+    return task, steps
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data())
+def test_random_trajectories_agree_with_bfcl(bfcl_tasks, data):
+    tasks = [t for c in CATEGORIES for t in [x for x in bfcl_tasks if x.category == c][3::20]]
+    task, steps = data.draw(_random_trajectory(tasks))
+    ours = score(task, steps)
+    assert ours.binary == int(official_verdict(task, steps)["valid"])
+    for v, o in zip(ours.turns, official_turn_checks(task, steps), strict=True):
+        expected_exec = (not o["empty"] and o["response"]) if o["checked"] else True
+        assert (v.state_pass, v.exec_pass, v.empty) == (o["state"], expected_exec, o["empty"]), (task.id, steps, v, o)
