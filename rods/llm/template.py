@@ -60,23 +60,41 @@ def say(value: Any) -> str:
     return str(value)
 
 
+def imperative(verb: str) -> str:
+    """Docs say "Gets the zipcode"; a user says "get the zipcode"."""
+    low = verb.lower()
+    if len(low) <= 3 or low.endswith(("ss", "us", "is")) or not low.endswith("s"):
+        return low
+    if low.endswith(("sses", "shes", "ches", "xes", "zes")):
+        return low[:-2]
+    if low.endswith("ies"):
+        return low[:-3] + "y"
+    return low[:-1]
+
+
 def action(description: str) -> str:
-    """The first sentence of a function description, as a lower-case verb phrase."""
-    text = description.strip().split(". ")[0].rstrip(". ")
-    text = re.sub(r"\s+", " ", text)
-    return text[:1].lower() + text[1:] if text else "do this step"
+    """The first sentence of a function description, as a lower-case imperative phrase."""
+    text = re.sub(r"\s+", " ", description.strip().split(". ")[0].rstrip(". "))
+    if not text:
+        return "do this step"
+    first, _, rest = text.partition(" ")
+    return (imperative(first) + (" " + rest if rest else "")).strip()
 
 
 def phrase(call: dict[str, Any], missing: str | None = None) -> str:
     """One call in words: its action, then each argument the user must give."""
-    parts = []
+    parts, flags = [], []
     bound = set(call.get("bound", []))
+    helps = call.get("params", {})
     for key, value in call.get("arguments", {}).items():
         if key == missing:
             continue
         whole_list = isinstance(value, list) and value and all(f"{key}[{i}]" in bound for i in range(len(value)))
         if key in bound or whole_list:
-            parts.append(f"using the {label(key)} from the earlier result")
+            parts.append(f"the {label(key)} from the earlier result")
+        elif isinstance(value, bool):
+            hint = action(helps.get(key, "")) if helps.get(key) else ""
+            flags.append(f"and {hint}" if value and hint and len(hint) < 60 else f"({label(key)}: {'yes' if value else 'no'})")
         else:
             parts.append(f"{label(key)} {say(value)}")
     for i, value in enumerate(call.get("args", [])):
@@ -85,7 +103,8 @@ def phrase(call: dict[str, Any], missing: str | None = None) -> str:
         else:
             parts.append(say(value))
     text = action(call.get("description", "") or call["function"].replace("_", " "))
-    return text + (" with " + ", ".join(parts) if parts else "")
+    text += " with " + ", ".join(parts) if parts else ""
+    return " ".join([text, *flags])
 
 
 class TemplateBackend(LLMBackend):

@@ -41,6 +41,7 @@ def _call_info(plan: Plan, execution: Execution, index: int) -> dict[str, Any]:
         "index": index,
         "function": call.name,
         "description": describe(doc) if doc else "",
+        "params": {k: v.get("description", "") for k, v in doc.get("parameters", {}).get("properties", {}).items()},
         "arguments": dict(call.arguments),
         "args": list(call.args),
         "bound": sorted(plan.calls[index].bindings),
