@@ -22,6 +22,13 @@ def test_ground_truth_of_all_800_tasks_replays_perfectly(bfcl_tasks):
         if result.progress != 1.0 or result.binary != 1:
             bad.append(task.id)
         assert len(result.state_pass) == len(result.exec_pass) == task.num_turns
+        # and executed call by call on a fresh environment (no reuse of cached turns)
+        scorer = ProgressScorer(task)
+        env = ToolEnvironment(task)
+        for turn_steps in replay(task):
+            scorer.end_turn(env, [env.execute(c) for step in turn_steps for c in step], empty=is_empty_response(turn_steps))
+        if scorer.result() != result:
+            bad.append(f"{task.id} (executed)")
     assert bad == []
 
 
