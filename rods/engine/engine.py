@@ -302,10 +302,12 @@ class DataEngine(PersistenceMixin):
                 for task, _ in accepted[:dropped_new]:
                     result.dropped.append(task.id)
             dropped = [(tid, step) for tid in dropped_queue] + [(tid, step) for tid in result.dropped]
-            self._counters["accepted"] += len(accepted)
-            self._counters["rejected"] += len(result.rejected)
+            counters = dict(self._counters)
+            counters["accepted"] += len(accepted)
+            counters["rejected"] += len(result.rejected)
             if self._store is not None and (rows or dropped):
-                self._store.add_candidates(rows, dropped, self._meta())
+                self._store.add_candidates(rows, dropped, self._meta(counters=counters))
+            self._counters = counters
             for task, fp in accepted:
                 self.pool.enqueue(task, fp, step)
                 self._accepted_step[task.id] = step
@@ -323,6 +325,10 @@ class DataEngine(PersistenceMixin):
         """Retire, then inject (at most `max_injection_fraction` of the active pool), atomically."""
         with self._lock:
             plan = self.pool.plan_epoch(step, self.ledger, self.config)
+            counters = dict(self._counters)
+            counters["injected"] += len(plan.inject)
+            counters["retired"] += len(plan.retire)
+            counters["expired"] = counters.get("expired", 0) + len(plan.expire)
             inject_seq = []
             seq = self._seq
             for tid in plan.inject:
@@ -339,7 +345,8 @@ class DataEngine(PersistenceMixin):
                 excl = {t: u for t, u in self.selector.excluded_until.items() if t not in plan.retire}
                 self._store.commit_epoch(
                     step, {**plan.retire, **{t: "expired" for t in plan.expire}}, inject_seq, rows, excl,
-                    self._meta(epochs=self._epochs + 1, seq=seq, last_step=max(self._last_step, step)),
+                    self._meta(epochs=self._epochs + 1, seq=seq, last_step=max(self._last_step, step),
+                               counters=counters),
                 )
             # -- the decisions are durable: apply them
             self._seq = seq
@@ -367,9 +374,7 @@ class DataEngine(PersistenceMixin):
             self._dirty.clear()
             self._epochs += 1
             self._last_step = max(self._last_step, step)
-            self._counters["injected"] += len(plan.inject)
-            self._counters["retired"] += len(plan.retire)
-            self._counters["expired"] = self._counters.get("expired", 0) + len(plan.expire)
+            self._counters = counters
             report = EpochReport(
                 step=step, epoch=self._epochs, injected=list(plan.inject), retired=dict(plan.retire),
                 expired=list(plan.expire),

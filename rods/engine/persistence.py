@@ -173,6 +173,7 @@ class PersistenceMixin:
                 "exclusions": dict(sorted(self.selector.excluded_until.items())),
                 "rng": _rng_to_json(self.rng.getstate()),
                 "epochs": self._epochs,
+                "counters": dict(self._counters),
                 "seeded_once": sorted(self._seeded_once),
             }
 
