@@ -57,9 +57,10 @@ class RodsTaskDataset(Dataset):
     """Rows from the engine's live pool (``rods://pool``) or from fixed task files (see module docstring).
 
     Args follow verl's `RLHFDataset`: `data_files`, `tokenizer`, `config` (the
-    `data:` section), `processor`, `max_samples`. The rods settings come from
-    ``config.rods`` if present, else from the trainer config verl passes as
-    ``config`` (a `data` section cannot see the root, so `from_config` is used in tests).
+    `data:` section), `processor`, `max_samples`. verl hands a dataset only the
+    `data:` section, so the rods settings travel in ``data.rods`` (the configs set
+    ``rods: ${rods}`` there); `settings` and `engine` override them (tests,
+    `from_config`).
     """
 
     def __init__(
@@ -93,6 +94,7 @@ class RodsTaskDataset(Dataset):
                 from rods.integrations.verl.engine_actor import RemoteEngine
 
                 self.settings = self.settings or _settings_from_data_config(config)
+                _check_root(self.settings, config)
                 self.engine = RemoteEngine.connect(self.settings)
             self.step = int(self.engine.current_step())
             self._set_rows(self.engine.active_tasks())
@@ -167,3 +169,15 @@ def _settings_from_data_config(data_config: Any) -> RodsVerlSettings:
         "the rods pool dataset needs the rods settings: set `data.rods: ${rods}` in the verl config "
         "(configs/verl/base/rods_paper.yaml does)"
     )
+
+
+def _check_root(settings: RodsVerlSettings, data_config: Any) -> None:
+    """Cross-check rods against verl's settings when the `data` node still knows its root config."""
+    try:
+        from omegaconf import OmegaConf
+
+        root = data_config._get_root() if OmegaConf.is_config(data_config) else None
+    except Exception:  # not an omegaconf node: nothing to check against
+        return
+    if root is not None and "actor_rollout_ref" in root:
+        check_against_verl(settings, root)

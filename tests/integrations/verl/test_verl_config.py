@@ -113,6 +113,10 @@ def test_mismatched_settings_are_named():
     cfg = load("paper_qwen3_4b", ["data.dataloader_num_workers=4"])
     with pytest.raises(ValueError, match="dataloader_num_workers"):
         check_against_verl(RodsVerlSettings.from_trainer_config(cfg), cfg)
+    from rods.integrations.verl.dataset import RodsTaskDataset
+
+    with pytest.raises(ValueError, match="dataloader_num_workers"):  # as verl builds it: data section only
+        RodsTaskDataset(cfg.data.train_files, None, cfg.data)
     cfg = load("paper_qwen3_4b", ["+rods.engine.alpha_plus=2.0"])
     with pytest.raises(ValueError, match="rods.engine: invalid EngineConfig"):
         RodsVerlSettings.from_trainer_config(cfg)
