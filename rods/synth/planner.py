@@ -147,6 +147,10 @@ def _arg_items(call: ToolCall) -> list[tuple[str, Any]]:
     return [(f"#{i}", v) for i, v in enumerate(call.args)] + list(call.arguments.items())
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def find_bindings(task: Task, trace: Trace) -> list[dict[str, tuple[int, tuple]]]:
     """Per call: arguments the seed took from an earlier result (not from config or user).
 
@@ -164,10 +168,13 @@ def find_bindings(task: Task, trace: Trace) -> list[dict[str, tuple[int, tuple]]
             else:
                 items.append((key, value))
         for key, value in items:
-            if not linkable(value) or isinstance(value, (list, dict)) or value in known:
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            # strings the config or the user gave stay mapped; numbers bind whenever a result holds them
+            if not linkable(value) or isinstance(value, (list, dict)) or (value in known and not number):
                 continue
             for i in range(j - 1, -1, -1):
-                paths = [p for p, v in value_paths(result_value(trace.results[i])) if v == value and type(v) is type(value)]
+                paths = [p for p, v in value_paths(result_value(trace.results[i]))
+                         if v == value and (_is_number(v) if number else type(v) is type(value))]
                 if paths:
                     found[key] = (i, paths[0])
                     break

@@ -212,7 +212,10 @@ class ValueRemapper:
             return word
         if word.isdigit():
             if word not in self.digits:
-                self.digits[word] = self._fresh(lambda: "".join(self.rng.choice("0123456789") for _ in word))
+                if len(word) == 4 and 1900 <= int(word) <= 2099:  # a year stays a plausible year
+                    self.digits[word] = self._fresh(lambda: str(self.rng.randint(2024, 2035)))
+                else:
+                    self.digits[word] = self._fresh(lambda: "".join(self.rng.choice("0123456789") for _ in word))
             return self.digits[word]
         low = word.lower()
         if low not in self.words:

@@ -32,7 +32,7 @@ def test_most_seeds_of_every_category_get_a_variant(run):
     seeds, accepted, pipeline = run
     assert len(seeds) >= 100
     parents = {t.provenance.parent_id for t in accepted}
-    assert len(parents) >= 0.85 * len(seeds), pipeline.report()["rejections"]
+    assert len(parents) >= 0.9 * len(seeds), pipeline.report()["rejections"]  # measured: 102 of 104
     assert {t.category for t in accepted} == {"base", "miss_func", "miss_param", "long_context"}
     stats = pipeline.stats
     assert stats.variants == len(seeds) and stats.accepted == len(accepted)
