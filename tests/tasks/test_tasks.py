@@ -106,3 +106,18 @@ def test_light_imports_do_not_pull_pydantic():
 
     code = "import sys; from rods.tasks import CATEGORIES, bfcl_record; bfcl_record('multi_turn_base_0'); assert 'pydantic' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+
+
+def test_parquet_task_files(tmp_path, bfcl_tasks):
+    """Parquet task files (JSON-string columns for the per-class shapes) read back to equal tasks."""
+    datasets = pytest.importorskip("datasets")
+    tasks = bfcl_tasks[:2] + [t for t in bfcl_tasks if t.missed_function][:1]
+    rows = []
+    for task in tasks:
+        row = task.model_dump(mode="json")
+        for key in ("initial_config", "provenance", "missed_function"):
+            row[key] = json.dumps(row[key])
+        rows.append(row)
+    path = tmp_path / "tasks.parquet"
+    datasets.Dataset.from_list(rows).to_parquet(str(path))
+    assert read_tasks(path) == tasks
