@@ -360,10 +360,26 @@ class Pipeline:
         return self.stats.to_dict(llm)
 
 
-def synthesize(seeds: list[Task], backend: LLMBackend | None = None, config: SynthConfig | None = None) -> list[Task]:
-    """One-shot convenience: a fresh pipeline (template backend by default) over `seeds`."""
-    if backend is None:
-        from rods.llm import make_backend
+_DEFAULT: Pipeline | None = None
+_DEFAULT_LOCK = threading.Lock()
 
-        backend = make_backend("template")
-    return Pipeline(backend, config)(seeds)
+
+def synthesize(seeds: list[Task], backend: LLMBackend | None = None, config: SynthConfig | None = None) -> list[Task]:
+    """A plain, picklable `seeds -> accepted tasks` function (for the data engine's worker).
+
+    Without arguments it uses one pipeline per process (template backend), so
+    repeated calls keep drawing new variants and never repeat an accepted one.
+    """
+    global _DEFAULT
+    if backend is not None or config is not None:
+        if backend is None:
+            from rods.llm import make_backend
+
+            backend = make_backend("template")
+        return Pipeline(backend, config)(seeds)
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            from rods.llm import make_backend
+
+            _DEFAULT = Pipeline(make_backend("template"))
+    return _DEFAULT(seeds)

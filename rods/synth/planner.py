@@ -29,6 +29,7 @@ import importlib
 import json
 import logging
 import random
+import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -206,19 +207,25 @@ class Planner:
         self.failures: dict[str, Counter] = defaultdict(Counter)  # seed id -> function -> failures
         self.invalid_choices = 0
         self._analyses: dict[str, SeedAnalysis] = {}
+        self._lock = threading.Lock()
 
     def analyze(self, seed: Task) -> SeedAnalysis:
-        if seed.id not in self._analyses:
+        """The seed's trace, Φ, materialized config and bindings (computed once per seed)."""
+        with self._lock:
+            cached = self._analyses.get(seed.id)
+        if cached is None:
             trace = trace_task(seed)
             base = materialize_config(seed)
             avoid = leaves(base) + [v for c in trace.calls for v in leaves(list(c.args) + list(c.arguments.values()))]
             keep = environment_made(seed) if seed.long_context else frozenset()
-            self._analyses[seed.id] = SeedAnalysis(profile_of(seed, trace), trace, base, find_bindings(seed, trace),
-                                                   avoid, keep)
-        return self._analyses[seed.id]
+            cached = SeedAnalysis(profile_of(seed, trace), trace, base, find_bindings(seed, trace), avoid, keep)
+            with self._lock:
+                self._analyses[seed.id] = cached
+        return cached
 
     def remember_failure(self, seed: Task, function: str) -> None:
-        self.failures[seed.id][function] += 1
+        with self._lock:
+            self.failures[seed.id][function] += 1
 
     def plan(self, seed: Task, *, rng: random.Random, attempt: int = 1, blacklist: frozenset[str] = frozenset()) -> Plan:
         """A new plan for `seed`; functions in `blacklist` (or failed before) are replaced or avoided."""
@@ -227,7 +234,8 @@ class Planner:
         local = random.Random(rng_seed)
         remapper = ValueRemapper(local, info.avoid, jitter=self.config.jitter, keep=info.keep)
         held = {n for names in seed.missed_function.values() for n in names}
-        avoid = set(blacklist) | {f for f, n in self.failures[seed.id].items() if n >= 2}
+        with self._lock:
+            avoid = set(blacklist) | {f for f, n in self.failures[seed.id].items() if n >= 2}
         chosen = self._choose_functions(info.trace.calls, held, avoid, local)
         calls = []
         for j, (call, turn) in enumerate(zip(info.trace.calls, info.trace.turn_of)):
@@ -269,7 +277,8 @@ class Planner:
             if key in options and name in options[key]:
                 chosen[int(key)] = name
             else:
-                self.invalid_choices += 1
+                with self._lock:
+                    self.invalid_choices += 1
                 logger.info("planner: ignoring invalid function choice %r for call %s", name, key)
         return chosen
 
