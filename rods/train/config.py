@@ -170,6 +170,11 @@ class SynthesisSettings(_Section):
             raise ValueError(f"unknown synthesis option(s) {unknown}; known: {sorted(known)}")
         return value
     kind: Literal["thread", "process"] = Field("thread", description="Run synthesis in threads or processes.")
+    wait_at_epoch_end: bool = Field(
+        False,
+        description="Let an epoch boundary wait for synthesis still in flight (short demos and tests only: "
+        "otherwise training never waits for synthesis).",
+    )
 
 
 class TrainConfig(_Section):

@@ -11,7 +11,7 @@ Run directory layout (``output_dir``, default ``runs/<name>``)::
     checkpoints/checkpoint-N/        trainer checkpoint (model, optimizer, RNG)
     checkpoints/checkpoint-N/engine/ the engine snapshot taken with it
     summary.json           what the run did (steps, epochs, injected, retired, timings)
-    figures/               written by `rods report RUN_DIR`
+    report/                figures written by `rods report RUN_DIR`
 
 Resuming (``resume=True`` or a checkpoint path) restores the trainer from the
 checkpoint and the engine from the snapshot saved with that same checkpoint,
@@ -128,6 +128,7 @@ def train(
     tokenizer: Any = None,
     on_epoch: Callable[[Any], None] | None = None,
     max_steps: int | None = None,
+    callbacks: list[Any] | None = None,
 ) -> RunSummary:
     """Run GRPO with the data engine as `config` says; returns the run's summary.
 
@@ -137,6 +138,7 @@ def train(
         model / tokenizer: an already loaded policy (default: load `config.model`).
         on_epoch: called with each `EpochReport`.
         max_steps: overrides `config.grpo.max_steps` (e.g. to stop early and resume).
+        callbacks: extra TrainerCallbacks.
     """
     from rods.engine import DataEngine, PoolSynthesisWorker
     from rods.integrations.trl.trainer import build_trainer, load_policy
@@ -189,6 +191,8 @@ def train(
             metrics_path=run_dir / "trainer_log.jsonl",
             max_steps=max_steps,
             on_epoch=on_epoch,
+            wait_for=worker if config.synthesis.wait_at_epoch_end else None,
+            extra_callbacks=callbacks or (),
         )
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         summary.steps = trainer.state.global_step

@@ -4,7 +4,9 @@
   synthesis worker receives the seeds and works in the background; the step
   never waits for it);
 * at every epoch boundary: `engine.on_epoch_end(step)` (retire, inject), so the
-  next epoch's dataset reads the refreshed pool;
+  next epoch's dataset reads the refreshed pool. The boundary is handled at the
+  epoch's last optimizer step (known from the live pool), before that step's
+  checkpoint is written, so a checkpoint never misses a boundary it follows;
 * at every checkpoint: the engine's full state is written next to the
   trainer's (`checkpoint-N/engine/engine.sqlite`), so both resume together;
 * every log: TRL's metrics appended to the run's `trainer_log.jsonl`.
@@ -32,11 +34,23 @@ class EngineCallback(TrainerCallback):
     Args:
         engine: the `DataEngine`.
         on_epoch: optional `f(EpochReport)` (e.g. to print what was injected).
+        wait_for: optional synthesis worker whose in-flight batches an epoch boundary
+            waits for (demos and tests; by default training never waits).
+        pool: the `LivePool` feeding the trainer; with it the boundary is taken at
+            the epoch's last step (else at the trainer's `on_epoch_end`).
     """
 
-    def __init__(self, engine: Any, on_epoch: Any = None) -> None:
+    def __init__(
+        self, engine: Any, on_epoch: Any = None, wait_for: Any = None, wait_timeout_s: float = 600.0,
+        pool: Any = None,
+    ) -> None:
         self.engine = engine
+        self.pool = pool
+        self._steps_in_epoch = 0
         self.on_epoch = on_epoch
+        self.wait_for = wait_for
+        self.wait_timeout_s = wait_timeout_s
+        self.waited_seconds = 0.0
         self.reports: list[Any] = []
         self.select_seconds = 0.0
         self.selected = 0
@@ -46,9 +60,28 @@ class EngineCallback(TrainerCallback):
         seeds = self.engine.select_seeds(state.global_step)
         self.selected += len(seeds)
         self.select_seconds += time.perf_counter() - start
+        if self.pool is not None:
+            self._steps_in_epoch += 1
+            if self.pool.epoch_steps is not None and self._steps_in_epoch >= self.pool.epoch_steps:
+                self._boundary(state)
+        return control
+
+    def on_epoch_begin(self, args, state, control, **kwargs):
+        self._steps_in_epoch = 0
         return control
 
     def on_epoch_end(self, args, state, control, **kwargs):
+        if self.pool is None:
+            self._boundary(state)
+        return control
+
+    def _boundary(self, state) -> None:
+        self._steps_in_epoch = 0
+        if self.wait_for is not None:
+            start = time.perf_counter()
+            while self.wait_for.pending and time.perf_counter() - start < self.wait_timeout_s:
+                time.sleep(0.05)
+            self.waited_seconds += time.perf_counter() - start
         report = self.engine.on_epoch_end(state.global_step)
         self.reports.append(report)
         log.info(
@@ -58,7 +91,6 @@ class EngineCallback(TrainerCallback):
         )
         if self.on_epoch is not None:
             self.on_epoch(report)
-        return control
 
     def on_save(self, args, state, control, **kwargs):
         checkpoint = Path(args.output_dir) / f"checkpoint-{state.global_step}"

@@ -51,6 +51,8 @@ class LivePool:
         self.epochs_started = first_epoch
         self.fresh = fresh
         self.last_epoch_ids: list[str] = []
+        #: Optimizer steps of the epoch being iterated (known once its generator started).
+        self.epoch_steps: int | None = None
 
     def epoch_ids(self, epoch: int, tasks: list[Task]) -> list[str]:
         if not tasks:
@@ -70,13 +72,27 @@ class LivePool:
         self.epochs_started += 1
         ids = self.epoch_ids(epoch, self.source())
         self.last_epoch_ids = ids
+        self.epoch_steps = len(ids) // self.tasks_per_step
         for tid in ids:
             yield {"prompt": tid, "task_id": tid}
 
 
+#: Live pools by token: `datasets` hashes (dill-pickles) a generator and its kwargs, so the
+#: generator is a module function and the pool (which holds the engine) is looked up by token.
+_POOLS: dict[str, LivePool] = {}
+
+
+def _generate(token: str) -> Iterator[dict[str, Any]]:
+    yield from _POOLS[token]()
+
+
 def live_pool_dataset(pool: LivePool):
     """The `datasets.IterableDataset` over `pool` (re-run at every epoch)."""
+    import uuid
+
     from datasets import Features, IterableDataset, Value
 
+    token = uuid.uuid4().hex
+    _POOLS[token] = pool
     features = Features({"prompt": Value("string"), "task_id": Value("string")})
-    return IterableDataset.from_generator(pool, features=features)
+    return IterableDataset.from_generator(_generate, features=features, gen_kwargs={"token": token})

@@ -107,6 +107,7 @@ def build_trainer(
     max_steps: int | None = None,
     extra_callbacks: Sequence[Any] = (),
     on_epoch: Any = None,
+    wait_for: Any = None,
 ):
     """A GRPOTrainer whose rollouts play the agent loop and whose data come from a live pool.
 
@@ -116,6 +117,7 @@ def build_trainer(
         engine: a `DataEngine` observing rewards, selecting seeds and refreshing the
             pool at epoch boundaries; None for plain GRPO.
         first_epoch: epoch counter to continue from (resume).
+        wait_for: a synthesis worker that epoch boundaries wait for (see `EngineCallback`).
         fresh: tasks for which this is true open each epoch (see `LivePool`).
     """
     import os
@@ -140,7 +142,7 @@ def build_trainer(
     reward = EngineReward(config.grpo.reward, engine)
     callbacks: list[Any] = []
     if engine is not None:
-        callbacks.append(EngineCallback(engine, on_epoch=on_epoch))
+        callbacks.append(EngineCallback(engine, on_epoch=on_epoch, wait_for=wait_for, pool=pool))
     if metrics_path is not None:
         callbacks.append(JsonlMetricsCallback(metrics_path))
     callbacks += list(extra_callbacks)

@@ -7,7 +7,12 @@ of the seed tasks: the prompt exactly as the rollout renders it (same system
 prompt, tool description and chat template), the completion the gold calls as
 Hermes ``<tool_call>`` blocks. The tool-call parse rate and the greedy
 progress reward on held-out seeds are measured before and after and written to
-``warm_start.json``; the seeds used for that measurement are not trained on.
+``warm_start.json``.
+
+The SFT examples come from the train split shaped like the run's seeds (same
+task mix) *minus the run's seeds*: GRPO then trains on tasks the warm start
+never saw, and the parse rate is measured on (the first `eval_tasks` of) those
+seeds.
 """
 
 from __future__ import annotations
@@ -85,7 +90,7 @@ def measure(model: Any, rollout: MultiTurnRollout, tasks: list[Task]) -> dict[st
 
 
 def warm_start(config: TrainConfig, model: Any, tokenizer: Any, seeds: list[Task], run_dir: str | Path) -> dict[str, Any]:
-    """SFT on gold first turns of the seeds (minus the measurement set); returns and writes the report."""
+    """SFT on gold first turns of train tasks other than the run's seeds; returns and writes the report."""
     import torch
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
@@ -98,16 +103,18 @@ def warm_start(config: TrainConfig, model: Any, tokenizer: Any, seeds: list[Task
         tools_in_prompt=config.model.tools_in_prompt, system_prompt=config.model.system_prompt,
         chat_template_kwargs=config.model.chat_template_kwargs,
     )
-    n_eval = min(settings.eval_tasks, max(0, len(seeds) - 1))
-    held_out = seeds[len(seeds) - n_eval :] if n_eval else []
-    train_tasks = seeds[: len(seeds) - n_eval]
-    examples = sft_examples(train_tasks, rollout)
+    from rods.train.run import load_seeds
+
+    seed_ids = {t.id for t in seeds}
+    pool = load_seeds(config.data.model_copy(update={"seeds": "train", "max_slices": None}))
+    examples = sft_examples([t for t in pool if t.id not in seed_ids], rollout)
     if settings.max_examples:
         examples = examples[: settings.max_examples]
     if not examples:
-        raise ValueError("warm_start: no ground-truth turn could be turned into an SFT example")
+        raise ValueError("warm_start: no ground-truth turn outside the run's seeds could become an SFT example")
+    held_out = seeds[: settings.eval_tasks]
     before = measure(model, rollout, held_out)
-    log.info("warm start: parse rate before %.2f on %d held-out seeds", before["parse_rate"] or 0.0, len(held_out))
+    log.info("warm start: parse rate before %.2f on %d seeds (not trained on)", before["parse_rate"] or 0.0, len(held_out))
     use_cpu = config.grpo.use_cpu if config.grpo.use_cpu is not None else not torch.cuda.is_available()
     args = SFTConfig(
         output_dir=str(Path(run_dir) / "warm_start"),
