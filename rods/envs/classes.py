@@ -8,6 +8,7 @@ plain-data objects equals `copy.deepcopy` and is several times faster.
 from __future__ import annotations
 
 import copy
+import copyreg
 import importlib
 import inspect
 import io
@@ -85,19 +86,22 @@ def _thaw_random(state: tuple) -> random.Random:
     return twin
 
 
-class _Pickler(pickle.Pickler):
+def _reduce_random(obj: random.Random) -> tuple:
     # `Random.__reduce__` re-seeds from os.urandom before restoring the state; skip that.
-    def reducer_override(self, obj: Any) -> Any:
-        if type(obj) is random.Random:
-            return _thaw_random, (obj.getstate(),)
-        return NotImplemented
+    return _thaw_random, (obj.getstate(),)
+
+
+#: Per-type reducers for `freeze` (a dispatch table: looked up in C, no per-object callback).
+_DISPATCH = {**copyreg.dispatch_table, random.Random: _reduce_random}
 
 
 def freeze(obj: Any) -> bytes:
     """An object graph as bytes; `thaw` makes independent deep copies of it."""
     buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = _DISPATCH
     try:
-        _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+        pickler.dump(obj)
     except (pickle.PicklingError, TypeError, AttributeError) as err:
         raise RuntimeError(f"environment state cannot be copied: {err}") from err
     return buffer.getvalue()

@@ -121,7 +121,7 @@ class EnvTemplate:
         """A new environment in the frozen state."""
         env = ToolEnvironment.__new__(ToolEnvironment)
         env.involved_classes, env.long_context, env._owners = list(self.involved_classes), self.long_context, self._owners
-        env._live, env._frozen, env.template = {}, dict(self.blobs), self
+        env._live, env._frozen, env.template, env._called = {}, dict(self.blobs), self, set()
         return env
 
 
@@ -158,6 +158,7 @@ class ToolEnvironment:
         self._owners = method_owners(classes)
         self._live: dict[str, Any] = {cls: load_instance(cls, config, long) for cls in classes}
         self._frozen: dict[str, bytes] = {}
+        self._called: set[str] = set()
         #: The template this env was spawned from (None if loaded directly).
         self.template: EnvTemplate | None = None
 
@@ -184,8 +185,17 @@ class ToolEnvironment:
         env = ToolEnvironment.__new__(ToolEnvironment)
         env.involved_classes, env.long_context, env._owners = list(self.involved_classes), self.long_context, self._owners
         env._live = {cls: thaw(freeze(inst)) for cls, inst in self._live.items()}
-        env._frozen, env.template = dict(self._frozen), self.template
+        env._frozen, env.template, env._called = dict(self._frozen), self.template, set(self._called)
         return env
+
+    def take_called(self) -> set[str]:
+        """Classes whose methods ran since the last call (then forgets them).
+
+        BFCL's classes never reference each other, so a class not in this set
+        has the same state as before.
+        """
+        called, self._called = self._called, set()
+        return called
 
     def freeze(self) -> EnvTemplate:
         """This environment's current state as a template that spawns independent copies."""
@@ -235,6 +245,7 @@ class ToolEnvironment:
         if owner is None:
             raise NameError(f"name '{name}' is not defined")
         method = getattr(self.instance(owner), name)
+        self._called.add(owner)
         args, kwargs = call.args, call.arguments
         # Parsed calls are cached and shared: never let an API method keep (and
         # later mutate) an argument object that another rollout also holds.

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from rods.envs import CallParseError, EnvTemplate, ToolEnvironment, format_call, parse_call_text, public_state
-from rods.envs.classes import thaw
+from rods.envs.classes import freeze, thaw
 
 if TYPE_CHECKING:
     from rods.tasks.model import Task
@@ -108,21 +108,27 @@ def compute_ground_truth(task: Task) -> GroundTruth:
     """Execute a task's ground truth turn by turn (no cache)."""
     template, initial = EnvTemplate.load_with_state(task)  # `initial`: compare only, below
     env = template.spawn()
+    classes, owners = template.involved_classes, template._owners
+    blobs = dict(template.blobs)
     results, states, self_match, turn_templates = [], [], [], []
-    previous: dict[str, dict[str, Any]] | None = None
+    snapshot: dict[str, dict[str, Any]] | None = None
     for turn in task.ground_truth:
         results.append(tuple(env.execute_all(turn)))
-        # Freeze the whole env after each turn: rollouts that leave the ground
-        # truth's path after this turn start from it, and the state snapshot the
-        # reward compares against is thawed from the same bytes.
-        frozen = env.freeze()
-        turn_templates.append(frozen)
-        state = env.state()
-        # Unchanged state (read-only or empty turn): share the previous snapshot.
-        if previous is None or state != previous:
-            previous = {cls: public_state(thaw(blob)) for cls, blob in frozen.blobs.items()}
-        states.append(previous)
-        self_match.append(state_equal(env, previous))
+        # Only classes whose methods ran can have changed (they never share data):
+        # re-freeze those; rollouts leaving the ground truth's path after this turn
+        # start from these bytes, and the snapshot is thawed from the same bytes.
+        called = env.take_called()
+        for cls in called:
+            blobs[cls] = freeze(env.instance(cls))
+        turn_templates.append(EnvTemplate(dict(blobs), classes, template.long_context, owners))
+        if snapshot is None:
+            snapshot = {cls: public_state(thaw(blobs[cls])) for cls in classes}
+        else:
+            changed = [cls for cls in called if public_state(env.instance(cls)) != snapshot[cls]]
+            if changed:  # otherwise share the previous snapshot
+                snapshot = {**snapshot, **{cls: public_state(thaw(blobs[cls])) for cls in changed}}
+        states.append(snapshot)
+        self_match.append(state_equal(env, snapshot))
     initial_matches = tuple({cls: initial[cls] == state[cls] for cls in state} for state in states)
     del initial
     return GroundTruth(
