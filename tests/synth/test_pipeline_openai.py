@@ -89,7 +89,7 @@ def test_scripted_failures_are_counted_and_the_pipeline_keeps_going(scripted_ope
 
 @pytest.mark.slow
 def test_pipeline_end_to_end_over_llama_cpp(llama_server, seeds_by_category, api_graph):
-    llm = make_backend("openai", base_url=llama_server, model=MODEL_ALIAS, temperature=0.0, max_tokens=96,
+    llm = make_backend("openai", base_url=llama_server, model=MODEL_ALIAS, temperature=0.0, max_tokens=64,
                        timeout_s=120, max_retries=1, json_repairs=0)
     seeds = [t for t in seeds_by_category["base"] if t.id == SMALL_SEED]  # one turn, two calls: keeps it short
     pipeline = Pipeline(llm, SynthConfig(per_seed=1, workers=1, substitute_prob=0.0), graph=api_graph)
