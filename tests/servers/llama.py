@@ -38,6 +38,17 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def _die_with_parent() -> None:
+    """In the child: ask Linux to SIGTERM it when the test process dies (no orphans)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class LlamaServer:
     """One llama.cpp server process; ``base_url`` is ready once :meth:`start` returns."""
 
@@ -70,7 +81,8 @@ class LlamaServer:
 
     def start(self) -> LlamaServer:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen(self.command(), stdout=self._log, stderr=subprocess.STDOUT, env=env)
+        self.proc = subprocess.Popen(self.command(), stdout=self._log, stderr=subprocess.STDOUT, env=env,
+                                     preexec_fn=_die_with_parent)
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
