@@ -51,6 +51,8 @@ class GenerationStats:
 
     requests: int = 0
     prompt_tokens: int = 0
+    #: Prompt tokens served from a kept KV cache instead of being prefilled again.
+    cached_prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
     by_round: list[float] = field(default_factory=list)
@@ -72,6 +74,11 @@ class TransformersPolicy:
         max_prompt_tokens: longer prompts keep their last tokens (default: the
             model's context length minus `max_new_tokens`).
         chat_template_kwargs: extra template variables (e.g. ``enable_thinking``).
+        prefix_cache: keep each conversation's KV cache between rounds and
+            prefill only the new tokens (one prompt at a time). A multi-turn
+            rollout re-sends its whole history every round, so on CPU this is
+            many times faster than batching; default: on for a CPU model.
+        prefix_cache_size: conversations whose caches are kept (oldest dropped).
     """
 
     def __init__(
@@ -85,6 +92,8 @@ class TransformersPolicy:
         batch_size: int = 8,
         max_prompt_tokens: int | None = None,
         chat_template_kwargs: dict[str, Any] | None = None,
+        prefix_cache: bool | None = None,
+        prefix_cache_size: int = 64,
     ):
         self.model = model
         self.tokenizer = tokenizer
@@ -99,6 +108,11 @@ class TransformersPolicy:
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
         self.stats = GenerationStats()
+        if prefix_cache is None:
+            prefix_cache = next(model.parameters()).device.type == "cpu"
+        self.prefix_cache = prefix_cache
+        self.prefix_cache_size = max(1, prefix_cache_size)
+        self._caches: list[tuple[list[int], Any]] = []  # (token ids the cache holds, cache)
 
     def render(self, messages: Messages, tools: Tools) -> str:
         """The prompt text of one chat, ending with the assistant's generation prompt."""
@@ -119,6 +133,8 @@ class TransformersPolicy:
             if len(ids) > self.max_prompt_tokens:
                 log.warning("prompt of %d tokens cut to its last %d", len(ids), self.max_prompt_tokens)
                 encoded[i] = ids[-self.max_prompt_tokens :]
+        if self.prefix_cache:
+            return self._generate_with_prefix_cache(encoded)
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
         replies: list[str] = [""] * len(encoded)
         pad = self.tokenizer.pad_token_id
@@ -133,16 +149,13 @@ class TransformersPolicy:
                 ids = encoded[i]
                 input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
                 attention[row, width - len(ids) :] = 1
-            sampling = {"do_sample": False}
-            if self.temperature > 0:
-                sampling = {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p}
             with torch.no_grad():
                 out = self.model.generate(
                     input_ids=input_ids.to(device),
                     attention_mask=attention.to(device),
                     max_new_tokens=self.max_new_tokens,
                     pad_token_id=pad,
-                    **sampling,
+                    **self._sampling(),
                 )
             new = out[:, width:]
             for row, i in enumerate(chunk):
@@ -153,6 +166,82 @@ class TransformersPolicy:
         self.stats.requests += len(batch)
         self.stats.seconds += time.perf_counter() - start
         return replies
+
+    def _sampling(self) -> dict[str, Any]:
+        if self.temperature > 0:
+            return {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p}
+        return {"do_sample": False}
+
+    def _generate_with_prefix_cache(self, encoded: list[list[int]]) -> list[str]:
+        """One prompt at a time, each continuing the KV cache of its longest cached prefix."""
+        import torch
+        from transformers import DynamicCache
+
+        pad = self.tokenizer.pad_token_id
+        device = next(self.model.parameters()).device
+        cache_kwarg = _cache_kwarg()
+        replies = []
+        start = time.perf_counter()
+        for ids in encoded:
+            cache, reused = self._take_cache(ids)
+            if cache is None:
+                cache = DynamicCache(config=self.model.config)
+            input_ids = torch.tensor([ids], dtype=torch.long, device=device)
+            with torch.no_grad():
+                out = self.model.generate(
+                    input_ids=input_ids,
+                    attention_mask=torch.ones_like(input_ids),
+                    **{cache_kwarg: cache},
+                    max_new_tokens=self.max_new_tokens,
+                    pad_token_id=pad,
+                    **self._sampling(),
+                )
+            new = [t for t in out[0, len(ids) :].tolist() if t != pad]
+            held = (ids + out[0, len(ids) :].tolist())[: cache.get_seq_length()]
+            self._caches.append((held, cache))
+            del self._caches[: -self.prefix_cache_size]
+            self.stats.prompt_tokens += len(ids)
+            self.stats.cached_prompt_tokens += reused
+            self.stats.completion_tokens += len(new)
+            replies.append(self.tokenizer.decode(new, skip_special_tokens=True))
+        self.stats.requests += len(encoded)
+        self.stats.seconds += time.perf_counter() - start
+        return replies
+
+    def _take_cache(self, ids: list[int]) -> tuple[Any, int]:
+        """Remove and return the cache sharing the longest prefix with `ids`, cropped to it."""
+        best, best_len = -1, 0
+        for index, (held, _) in enumerate(self._caches):
+            n = _common_prefix(held, ids)
+            if n > best_len:
+                best, best_len = index, n
+        best_len = min(best_len, len(ids) - 1)  # generation needs one uncached prompt token
+        if best < 0 or best_len < 16:
+            return None, 0
+        _, cache = self._caches.pop(best)
+        extra = cache.get_seq_length() - best_len
+        try:
+            if extra > 0:
+                cache.crop(-extra)  # a negative count removes that many tokens (all versions)
+        except (RuntimeError, ValueError) as err:  # e.g. a sliding-window cache past its window
+            log.debug("prefix cache not reusable (%s); prefilling again", err)
+            return None, 0
+        return cache, best_len
+
+
+def _cache_kwarg() -> str:
+    """`generate`'s name for a caller's KV cache: `cache` since transformers 5, before `past_key_values`."""
+    import transformers
+
+    return "cache" if int(transformers.__version__.split(".")[0]) >= 5 else "past_key_values"
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
 
 
 # -- an OpenAI-compatible endpoint ----------------------------------------------------

@@ -67,7 +67,7 @@ SHORT = "Call the tools you need, then answer."
 
 
 def test_batched_left_padded_generation_equals_one_at_a_time(tiny_model, small_tasks):
-    policy = TransformersPolicy(tiny_model, byte_tokenizer(PLAIN_TEMPLATE), max_new_tokens=8, batch_size=4)
+    policy = TransformersPolicy(tiny_model, byte_tokenizer(PLAIN_TEMPLATE), max_new_tokens=8, batch_size=4, prefix_cache=False)
     assert not policy.native_tools
     episodes = [Episode(t, tools_in_prompt=True, tool_docs="compact", system_prompt=SHORT) for t in small_tasks]
     episodes[1].advance("[mean(numbers=[1, 3])]")  # make the prompts differ in length
@@ -80,6 +80,22 @@ def test_batched_left_padded_generation_equals_one_at_a_time(tiny_model, small_t
     assert together == alone
     assert all(isinstance(r, str) and r for r in together)
     assert policy.stats.completion_tokens > 0 and policy.stats.requests == 6
+
+
+def test_prefix_cache_gives_the_same_replies_and_skips_the_history(tiny_model, small_tasks):
+    tok = byte_tokenizer(PLAIN_TEMPLATE)
+    cached = TransformersPolicy(tiny_model, tok, max_new_tokens=6, prefix_cache=True)
+    plain = TransformersPolicy(tiny_model, tok, max_new_tokens=6, prefix_cache=False)
+    episodes = [Episode(t, tools_in_prompt=True, tool_docs="compact", system_prompt=SHORT) for t in small_tasks[:2]]
+    for round_ in range(3):
+        batch = [(e.messages, e.tools) for e in episodes]
+        replies = cached.generate(batch)
+        assert replies == plain.generate(batch), round_
+        for episode in episodes:  # scripted continuation: a call, then a text answer
+            episode.advance("[mean(numbers=[1, 2])]" if round_ % 2 == 0 else "ok")
+    assert cached.stats.prompt_tokens == plain.stats.prompt_tokens
+    # rounds 2 and 3 only prefilled what was appended since the previous round
+    assert cached.stats.cached_prompt_tokens > 0.6 * cached.stats.prompt_tokens
 
 
 def test_native_tools_go_through_the_chat_template(tiny_model, small_tasks):
