@@ -15,7 +15,6 @@ applies, the caller re-plans with the failing function blacklisted
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 from dataclasses import dataclass, field
@@ -242,7 +241,3 @@ def _dir_path(root: Any, target: Any) -> list[str] | None:
             if hasattr(child, "contents"):
                 stack.append((child, [*path, name]))
     return None
-
-
-def copy_config(config: dict) -> dict:
-    return copy.deepcopy(config)

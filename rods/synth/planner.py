@@ -34,7 +34,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from rods.envs.calls import ToolCall, format_call
+from rods.envs.calls import ToolCall
 from rods.envs.environment import CLASS_MODULES, STATELESS_CLASSES
 from rods.llm.base import LLMBackend
 from rods.synth.api_graph import APIGraph, describe, function_docs
@@ -49,7 +49,7 @@ from rods.synth.profile import (
     trace_task,
     value_paths,
 )
-from rods.synth.values import ValueRemapper, leaves
+from rods.synth.values import NOUNS, ValueRemapper, leaves
 from rods.tasks.model import Task
 
 logger = logging.getLogger(__name__)
@@ -304,12 +304,5 @@ def _rename_unchanged_root(config: dict, seed: Task, rng: random.Random) -> None
     root = (fs or {}).get("root")
     if not isinstance(root, dict) or len(root) != 1 or fs != seed.initial_config.get("GorillaFileSystem"):
         return
-    (name, node), = root.items()
-    from rods.synth.values import NOUNS
-
+    ((_, node),) = root.items()
     fs["root"] = {f"{rng.choice(NOUNS)}_{rng.choice(NOUNS)}": node}
-
-
-def render_calls(calls: list[ToolCall]) -> list[str]:
-    """Pythonic call strings, BFCL's ground-truth format."""
-    return [format_call(c) for c in calls]
