@@ -78,6 +78,13 @@ class SynthConfig:
     generation_offset: int = 1
     step_created: int | None = None
 
+    def __post_init__(self) -> None:
+        if self.per_seed < 1 or self.max_attempts < 1 or self.workers < 1:
+            raise ValueError("SynthConfig: per_seed, max_attempts and workers must be >= 1")
+        for name in ("augment", "substitute_prob"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"SynthConfig: {name} must be a probability in [0, 1], got {getattr(self, name)}")
+
     @classmethod
     def ablation(cls, name: str, **kw: Any) -> SynthConfig:
         """`no_rewrite`, `no_narrative` or `no_feedback_repair` (DESIGN §4)."""
@@ -357,6 +364,8 @@ class Pipeline:
         llm["calls_per_accepted"] = llm["total"]["chats"] / acc
         llm["tokens_per_accepted"] = (llm["total"]["prompt_tokens"] + llm["total"]["completion_tokens"]) / acc
         llm["calls_per_accepted_by_stage"] = {p: s["chats"] / acc for p, s in llm["by_purpose"].items()}
+        llm["tokens_per_accepted_by_stage"] = {p: (s["prompt_tokens"] + s["completion_tokens"]) / acc
+                                               for p, s in llm["by_purpose"].items()}
         return self.stats.to_dict(llm)
 
 

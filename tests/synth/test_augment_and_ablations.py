@@ -65,6 +65,10 @@ def test_ablations_switch_their_stage_off(ablation, seeds_by_category, api_graph
         assert backend.stats.purpose("config_patch").chats == 0 and not pipeline.stats.patches
     with pytest.raises(ValueError, match="unknown ablation"):
         SynthConfig.ablation("no_such_thing")
+    with pytest.raises(ValueError, match="augment"):
+        SynthConfig(augment=1.5)
+    with pytest.raises(ValueError, match="max_attempts"):
+        SynthConfig(max_attempts=0)
 
 
 def test_synthesize_is_a_plain_callable(seeds_by_category):
