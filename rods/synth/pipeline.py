@@ -318,8 +318,9 @@ class Pipeline:
     def _candidate(self, seed: Task, plan: Plan, execution: Execution, index: int, attempts: int) -> Task:
         gen = seed.provenance.generation + self.config.generation_offset
         layout = plan.seed  # the seed itself, or the augmenter's skeleton
+        root = seed.id.split("__syn")[0]  # variants of variants keep short ids
         return Task(
-            id=f"{seed.id}__syn{gen}_{plan.rng_seed:08x}_{index}",
+            id=f"{root}__syn{gen}_{plan.rng_seed:08x}_{index}",
             category=layout.category,
             question=[[m.model_dump() for m in q] for q in layout.question],
             initial_config=json.loads(json.dumps(plan.initial_config)),

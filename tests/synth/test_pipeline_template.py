@@ -96,3 +96,17 @@ def test_a_second_batch_of_the_same_seeds_gives_new_variants(run, api_graph):
     again = pipeline(seeds[:8])
     first = {content_hash(t) for t in accepted}
     assert again and not {content_hash(t) for t in again} & first
+
+
+def test_variants_can_seed_further_variants(run, api_graph):
+    _, accepted, _ = run
+    parents = accepted[:6]
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=1, workers=2, seed=11), graph=api_graph)
+    children = pipeline(parents)
+    assert children
+    by_id = {t.id: t for t in parents}
+    for child in children:
+        parent = by_id[child.provenance.parent_id]
+        assert child.provenance.generation == 2 and child.id.count("__syn") == 1
+        assert profile_of(child).matches(profile_of(parent))
+        assert score(child, _replay_steps(child)).binary == 1
