@@ -28,6 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=2, help="seeds synthesized concurrently")
     p.add_argument("--ablation", choices=["no_rewrite", "no_narrative", "no_feedback_repair"], default=None)
     p.add_argument("--augment", type=float, default=0.0, help="chance to turn a basic variant into miss_func/miss_param")
+    p.add_argument("--vary-counts", action="store_true",
+                   help="let a variant drop a read call without data flow (default: the seed's call counts)")
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument("--stats", type=Path, default=None, help="also write the per-stage statistics as JSON")
     p.set_defaults(func=run)
@@ -78,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
     elif args.llm == "local" and args.model:
         kw = {"model": args.model}
     backend = make_backend(args.llm, **kw)
-    base = dict(per_seed=args.per_seed, workers=args.workers, augment=args.augment, seed=args.seed)
+    base = dict(per_seed=args.per_seed, workers=args.workers, augment=args.augment, seed=args.seed,
+                same_counts=not args.vary_counts)
     config = SynthConfig.ablation(args.ablation, **base) if args.ablation else SynthConfig(**base)
     pipeline = Pipeline(backend, config)
     console = Console(stderr=True)

@@ -60,6 +60,9 @@ class SynthConfig:
         augment: turn accepted variants into miss_func / miss_param variants
             ("none", or the probability of trying one).
         substitute_prob: chance a call is replaced by an API-graph sibling.
+        same_counts: keep the seed's calls per turn (False: a variant may drop one
+            read call without data-flow edges; Φ then matches on topology, depth,
+            turns and categories, not on call counts).
         workers: seeds synthesized concurrently.
         seed: base of every variant's random stream.
         generation_offset: added to the seed's generation for the variants.
@@ -73,6 +76,7 @@ class SynthConfig:
     judge: bool = True
     augment: float = 0.0
     substitute_prob: float = 0.25
+    same_counts: bool = True
     workers: int = 2
     seed: int = 0
     generation_offset: int = 1
@@ -176,7 +180,8 @@ class Pipeline:
         self.config = config or SynthConfig()
         self.graph = graph or default_graph()
         self.planner = Planner(backend, self.graph, PlannerConfig(substitute_prob=self.config.substitute_prob,
-                                                                   narrative=self.config.narrative))
+                                                                   narrative=self.config.narrative,
+                                                                   same_counts=self.config.same_counts))
         self.executor = Executor(backend, llm_patches=self.config.feedback_repair)
         self.rewriter = Rewriter(backend)
         self.judge = Judge(backend)
@@ -249,10 +254,10 @@ class Pipeline:
             execution = self.executor.run(plan)
             if execution.ok:
                 variant_profile = profile_of(self._candidate(seed, plan, execution, index, attempts))
-                if variant_profile.matches(seed_profile):
+                if variant_profile.matches(seed_profile, same_counts=cfg.same_counts):
                     stats.passed["execute"] += 1
                     break
-                mismatch = ",".join(seed_profile.mismatches(variant_profile))
+                mismatch = ",".join(seed_profile.mismatches(variant_profile, same_counts=cfg.same_counts))
                 execution.failure = None
                 blacklist.update(plan.substitutions.values())
                 replan, last = True, f"profile_mismatch:{mismatch}"
@@ -343,7 +348,7 @@ class Pipeline:
         result = score(task, [[list(turn)] if turn else [] for turn in task.ground_truth])
         if result.progress != 1.0 or result.binary != 1:
             raise Rejected("gate:reward_below_1")
-        if not profile_of(task, trace).matches(seed_profile):
+        if not profile_of(task, trace).matches(seed_profile, same_counts=self.config.same_counts):
             raise Rejected("gate:profile_mismatch")
         own = produced_values(trace)
         if task.long_context:  # the simulator's long-context filler is not the seed's content

@@ -63,11 +63,14 @@ class PlannerConfig:
         substitute_prob: chance that a call is replaced by an API-graph sibling.
         jitter: relative range of new numbers.
         narrative: write a narrative (off for the no-narrative ablation).
+        same_counts: keep the seed's calls per turn; if False, a plan may drop one
+            read call that has no data-flow edge (topology and depth still match).
     """
 
     substitute_prob: float = 0.25
     jitter: float = 0.3
     narrative: bool = True
+    same_counts: bool = True
 
 
 @dataclass
@@ -248,11 +251,31 @@ class Planner:
             calls.append(PlannedCall(name, arguments, args, dict(info.bindings[j]), turn, call.name))
         config = {cls: remapper.remap(value) for cls, value in info.base_config.items()}
         _rename_unchanged_root(config, seed, local)
-        plan = Plan(seed, calls, config, None, copy.deepcopy(seed.missed_function), remapper, attempt, rng_seed,
-                    {j: n for j, n in chosen.items()})
+        subs = dict(chosen)
+        if not self.config.same_counts and local.random() < 0.5:
+            calls, subs = self._drop_isolated_read(calls, subs, info.profile, held, local)
+        plan = Plan(seed, calls, config, None, copy.deepcopy(seed.missed_function), remapper, attempt, rng_seed, subs)
         if self.config.narrative:
             plan.narrative = self.write_narrative(plan)
         return plan
+
+    def _drop_isolated_read(self, calls: list[PlannedCall], subs: dict[int, str], profile: ComplexityProfile,
+                            held: set[str], rng: random.Random) -> tuple[list[PlannedCall], dict[int, str]]:
+        """Drop one read call without data-flow edges from a turn that has others (counts vary, Φ's graph stays)."""
+        linked = {i for edge in profile.edges for i in edge}
+        per_turn = Counter(c.turn for c in calls)
+        options = [j for j, c in enumerate(calls) if j not in linked and per_turn[c.turn] >= 2 and c.name not in held
+                   and self.graph.nodes.get(c.name) is not None and self.graph.nodes[c.name].effect == "read"]
+        if not options:
+            return calls, subs
+        drop = rng.choice(options)
+        kept = []
+        for j, call in enumerate(calls):
+            if j == drop:
+                continue
+            call.bindings = {k: (src - (src > drop), path) for k, (src, path) in call.bindings.items()}
+            kept.append(call)
+        return kept, {j - (j > drop): n for j, n in subs.items() if j != drop}
 
     def _choose_functions(self, calls: list[ToolCall], held: set[str], avoid: set[str],
                           rng: random.Random) -> dict[int, str]:

@@ -210,7 +210,16 @@ class ComplexityProfile:
         fields_ = ["category", "classes", "num_turns", "empty_turns", "depth", "held_out"]
         if same_counts:
             fields_ += ["calls_per_turn", "edges"]
-        return [f for f in fields_ if getattr(self, f) != getattr(other, f)]
+        out = [f for f in fields_ if getattr(self, f) != getattr(other, f)]
+        if not same_counts and self.topology() != other.topology():
+            out.append("edges")
+        return out
+
+    def topology(self) -> tuple[tuple[int, int], ...]:
+        """The data-flow edges renumbered over the calls that have one (calls without edges ignored)."""
+        linked = sorted({i for edge in self.edges for i in edge})
+        rank = {i: r for r, i in enumerate(linked)}
+        return tuple((rank[i], rank[j]) for i, j in self.edges)
 
     def matches(self, other: ComplexityProfile, *, same_counts: bool = True) -> bool:
         return not self.mismatches(other, same_counts=same_counts)

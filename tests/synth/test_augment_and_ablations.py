@@ -91,3 +91,18 @@ def test_cli_synth_writes_tasks_and_stats(tmp_path, seeds_by_category, capsys):
     assert "acceptance rate" in err and "rewrite" in err
     assert main(["synth", "--seeds", str(tmp_path / "missing.jsonl"), "--out", str(out)]) == 1
     assert main(["synth", "--seeds", str(seeds), "--llm", "openai", "--out", str(out)]) == 1  # no --base-url
+
+
+def test_call_counts_may_vary_when_configured(seeds_by_category, api_graph):
+    seeds = seeds_by_category["base"][:30]
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=1, workers=2, same_counts=False),
+                        graph=api_graph)
+    accepted = pipeline(seeds)
+    by_id = {s.id: s for s in seeds}
+    fewer = 0
+    for task in accepted:
+        mine, theirs = profile_of(task), profile_of(by_id[task.provenance.parent_id])
+        assert mine.matches(theirs, same_counts=False) and _replays(task)
+        assert mine.topology() == theirs.topology() and mine.depth == theirs.depth
+        fewer += sum(mine.calls_per_turn) < sum(theirs.calls_per_turn)
+    assert fewer >= 1

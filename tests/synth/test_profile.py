@@ -79,6 +79,10 @@ def test_mismatches_name_the_structural_fields(train_tasks):
                              "functions": ("other",), "classes": tuple(a.classes)})
     assert a.mismatches(b) == ["depth", "edges"]
     assert a.mismatches(b, same_counts=False) == ["depth"]
+    # topology ignores calls without edges: dropping one keeps the match when counts may vary
+    d = ComplexityProfile(**{**a.to_dict(), "edges": tuple((i + 1, j + 1) for i, j in a.edges),
+                             "calls_per_turn": (9,) * a.num_turns})
+    assert d.topology() == a.topology() and a.matches(d, same_counts=False) and not a.matches(d)
     # function names are informational: a sibling substitution still matches
     c = ComplexityProfile(**{**a.to_dict(), "functions": ("x",) * len(a.functions)})
     assert a.matches(c)
