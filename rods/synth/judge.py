@@ -9,8 +9,8 @@ The five criteria of DESIGN §3, each a :class:`Verdict` (pass + reason):
 * ``values``: every non-missing argument value is recoverable from the queries
   so far, the initial config or an earlier result (or is one of the values any
   user may leave implicit: booleans, small integers, environment vocabulary).
-* ``progress``: the ground truth runs without errors and every turn with calls
-  changes the state or returns something.
+* ``progress``: the ground truth replays without errors and every turn with
+  calls changes the state or returns something.
 * ``natural``: queries read like a real user (the backend's verdict).
 * ``structure``: miss_func / miss_param in BFCL's exact representation.
 
@@ -28,7 +28,7 @@ from typing import Any
 
 from rods.llm.base import LLMBackend
 from rods.synth.executor import Execution
-from rods.synth.profile import result_value, value_paths
+from rods.synth.profile import result_value, trace_task, value_paths
 from rods.synth.values import is_distinctive, leaves
 from rods.tasks.model import Task
 
@@ -175,13 +175,15 @@ class Judge:
     def _progress(task: Task, execution: Execution) -> Verdict:
         if not execution.ok:
             return Verdict(False, f"ground truth fails: {execution.failure}")
-        for t, turn in enumerate(task.ground_truth):
-            if not turn:
-                continue
-            idx = [j for j in range(len(execution.calls)) if execution_turn(task, j) == t]
-            if all(result_value(execution.results[j]) in ("", None, {}, []) for j in idx):
-                return Verdict(False, f"turn {t}: its calls return nothing")
-        return Verdict(True, "every turn's calls run and return or change something")
+        trace = trace_task(task)
+        if trace.errors:
+            return Verdict(False, f"ground truth fails on replay at call {trace.errors[0][0]}")
+        for t in range(task.num_turns):
+            idx = [j for j, turn in enumerate(trace.turn_of) if turn == t]
+            if idx and not any(trace.changed[j] or result_value(trace.results[j]) not in ("", None, "None", {}, [])
+                               for j in idx):
+                return Verdict(False, f"turn {t}: its calls neither change the state nor return anything")
+        return Verdict(True, "every turn's calls run and change the state or return something")
 
 
 def execution_turn(task: Task, index: int) -> int:
