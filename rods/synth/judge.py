@@ -11,7 +11,8 @@ The five criteria of DESIGN §3, each a :class:`Verdict` (pass + reason):
   user may leave implicit: booleans, small integers, environment vocabulary).
 * ``progress``: the ground truth replays without errors and every turn with
   calls changes the state or returns something.
-* ``natural``: queries read like a real user (the backend's verdict).
+* ``natural``: queries read like a real user: no function names or call syntax
+  (deterministic), then the backend's verdict.
 * ``structure``: miss_func / miss_param in BFCL's exact representation.
 
 Diagnosis: a failed ``progress`` or ``structure`` is a ground-truth fault (the
@@ -111,7 +112,8 @@ class Judge:
         out.verdicts["progress"] = self._progress(task, execution)
         out.verdicts["structure"] = structure_verdict(task)
         llm = self._ask(task, queries, turns)
-        out.verdicts["natural"] = llm.get("natural", Verdict(False, "the judge gave no verdict"))
+        out.verdicts["natural"] = _code_like(queries, {c.name for c in execution.calls}) or llm.get(
+            "natural", Verdict(False, "the judge gave no verdict"))
         if "intent" in llm and not llm["intent"].passed and out.verdicts["intent"].passed:
             out.verdicts["intent"] = llm["intent"]
         return out
@@ -184,6 +186,15 @@ class Judge:
                                for j in idx):
                 return Verdict(False, f"turn {t}: its calls neither change the state nor return anything")
         return Verdict(True, "every turn's calls run and change the state or return something")
+
+
+def _code_like(queries: list[str], functions: set[str]) -> Verdict | None:
+    """A deterministic failure of "natural": a query that names a function or holds a call."""
+    for t, q in enumerate(queries):
+        named = [f for f in functions if ("_" in f or any(ch.isupper() for ch in f[1:])) and f in q]
+        if named or re.search(r"\b\w+\((\w+=|\))", q):
+            return Verdict(False, f"turn {t}: reads like code ({(named or ['a call'])[0]}), not like a user")
+    return None
 
 
 def execution_turn(task: Task, index: int) -> int:

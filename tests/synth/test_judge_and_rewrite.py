@@ -78,6 +78,10 @@ def test_judge_records_five_verdicts_with_reasons(seeds_by_category, template, a
     bad = Judge(template).judge(vague, run, turns)
     assert bad.fault == "query"
     assert not bad.verdicts["values"].passed or not bad.verdicts["intent"].passed
+    # queries that name the functions read like code, not like a user
+    code = [[{"role": "user", "content": " ".join(task.ground_truth[t]) or "ok"}] for t in range(task.num_turns)]
+    coded = Judge(template).judge(Task.model_validate({**task.model_dump(), "question": code}), run, turns)
+    assert not coded.verdicts["natural"].passed and "reads like code" in coded.verdicts["natural"].reason
 
 
 def test_structure_verdicts_on_bfcl_layouts(seeds_by_category):
