@@ -35,7 +35,7 @@ from rods.synth.augmenter import augment, expected_profile
 from rods.synth.executor import Execution, Executor
 from rods.synth.judge import Judge
 from rods.synth.planner import Plan, Planner, PlannerConfig
-from rods.synth.profile import environment_made, profile_of, trace_task
+from rods.synth.profile import ComplexityProfile, environment_made, profile_of, trace_task
 from rods.synth.rewriter import Rewriter, mechanical_queries, turn_contexts, with_queries
 from rods.synth.values import is_distinctive, leaves
 from rods.tasks.model import Provenance, Task
@@ -236,16 +236,40 @@ class Pipeline:
         return accepted, stats
 
     def _variant(self, seed: Task, index: int, rng: random.Random, stats: SynthStats) -> Task:
+        """One variant through every stage; raises `Rejected` (or `LLMError`) with the reason."""
         cfg = self.config
         seed_profile = self.planner.analyze(seed).profile
+        plan, execution, attempts = self._plan_and_execute(seed, index, rng, seed_profile, stats)
+        expected = seed_profile
+        augmented = None
+        if cfg.augment > 0 and cfg.rewrite and seed.task_type == "basic" and rng.random() < cfg.augment:
+            stats.attempts["augment"] += 1
+            kind = rng.choice(AUGMENT_KINDS)
+            result = augment(plan, execution, rng, kind)
+            if result is None:
+                raise Rejected(f"augment:no_room_for_{kind}")
+            plan, execution = result
+            expected, augmented = expected_profile(seed_profile, plan.seed), kind
+            stats.passed["augment"] += 1
+        task = self._candidate(seed, plan, execution, index, attempts)
+        if augmented:
+            task.provenance.augmented = augmented
+        task = self._rewrite_and_judge(task, plan, execution, stats)
+        stats.attempts["gate"] += 1
+        self._gate(seed, task, expected)
+        stats.passed["gate"] += 1
+        return task
+
+    def _plan_and_execute(self, seed: Task, index: int, rng: random.Random, seed_profile: ComplexityProfile,
+                          stats: SynthStats) -> tuple[Plan, Execution, int]:
+        """Plan, run, patch or re-plan (blacklisting what failed) until a run keeps Φ; at most `max_attempts` runs."""
+        cfg = self.config
         blacklist: set[str] = set()
-        plan: Plan | None = None
-        execution: Execution | None = None
-        attempts = 0
-        replan = True
         patched: set[str] = set()
-        while attempts < (cfg.max_attempts if cfg.feedback_repair else 1):
-            attempts += 1
+        plan: Plan | None = None
+        last = "no attempt"
+        replan = True
+        for attempts in range(1, (cfg.max_attempts if cfg.feedback_repair else 1) + 1):
             if replan:
                 stats.attempts["plan"] += 1
                 plan = self.planner.plan(seed, rng=rng, attempt=attempts, blacklist=frozenset(blacklist))
@@ -256,13 +280,12 @@ class Pipeline:
                 variant_profile = profile_of(self._candidate(seed, plan, execution, index, attempts))
                 if variant_profile.matches(seed_profile, same_counts=cfg.same_counts):
                     stats.passed["execute"] += 1
-                    break
-                mismatch = ",".join(seed_profile.mismatches(variant_profile, same_counts=cfg.same_counts))
-                execution.failure = None
-                blacklist.update(plan.substitutions.values())
-                replan, last = True, f"profile_mismatch:{mismatch}"
-                if not plan.substitutions:
-                    blacklist.update(c.name for c in plan.calls)
+                    return plan, execution, attempts
+                last = "profile_mismatch:" + ",".join(seed_profile.mismatches(variant_profile,
+                                                                             same_counts=cfg.same_counts))
+                # undo the substitutions; without any, try other values with the same functions
+                blacklist.update(plan.substitutions.values() or [c.name for c in plan.calls])
+                replan = True
                 continue
             self.planner.remember_failure(seed, execution.failure.function)
             last = f"execution:{execution.failure.function}"
@@ -278,46 +301,28 @@ class Pipeline:
                 blacklist.update(plan.substitutions.values())
                 patched = set()
                 replan = True
-        else:
-            raise Rejected(last)
-        expected = seed_profile
-        augmented = None
-        if cfg.augment > 0 and cfg.rewrite and seed.task_type == "basic" and rng.random() < cfg.augment:
-            stats.attempts["augment"] += 1
-            kind = rng.choice(AUGMENT_KINDS)
-            result = augment(plan, execution, rng, kind)
-            if result is None:
-                raise Rejected(f"augment:no_room_for_{kind}")
-            plan, execution = result
-            expected, augmented = expected_profile(seed_profile, plan.seed), kind
-            stats.passed["augment"] += 1
-        task = self._candidate(seed, plan, execution, index, attempts)
-        if augmented:
-            task.provenance.augmented = augmented
+        raise Rejected(last)
+
+    def _rewrite_and_judge(self, task: Task, plan: Plan, execution: Execution, stats: SynthStats) -> Task:
+        """Write the queries, judge them; a query fault goes back to the rewriter once."""
+        cfg = self.config
         turns = turn_contexts(plan, execution)
-        # Rewrite
         stats.attempts["rewrite"] += 1
         queries = self.rewriter.rewrite(plan, execution, turns=turns) if cfg.rewrite else mechanical_queries(plan)
         task = Task.model_validate({**task.model_dump(), "question": with_queries(plan.seed, queries)})
         stats.passed["rewrite"] += 1
-        # Judge (a query fault goes back to the rewriter once)
-        verdicts: dict[str, Any] = {}
-        if cfg.judge:
-            stats.attempts["judge"] += 1
+        if not cfg.judge:
+            return task
+        stats.attempts["judge"] += 1
+        judgement = self.judge.judge(task, execution, turns)
+        if judgement.fault == "query" and cfg.rewrite and cfg.feedback_repair:
+            queries = self.rewriter.rewrite(plan, execution, feedback=judgement.failed_reasons(), turns=turns)
+            task = Task.model_validate({**task.model_dump(), "question": with_queries(plan.seed, queries)})
             judgement = self.judge.judge(task, execution, turns)
-            if judgement.fault == "query" and cfg.rewrite and cfg.feedback_repair:
-                queries = self.rewriter.rewrite(plan, execution, feedback=judgement.failed_reasons(), turns=turns)
-                task = Task.model_validate({**task.model_dump(), "question": with_queries(plan.seed, queries)})
-                judgement = self.judge.judge(task, execution, turns)
-            verdicts = judgement.to_dict()
-            if not judgement.passed:
-                raise Rejected(f"judge:{judgement.fault}:{judgement.failed_reasons()[0].split(':')[0]}")
-            stats.passed["judge"] += 1
-        task.provenance.verdicts = verdicts
-        # Gate
-        stats.attempts["gate"] += 1
-        self._gate(seed, task, expected)
-        stats.passed["gate"] += 1
+        if not judgement.passed:
+            raise Rejected(f"judge:{judgement.fault}:{judgement.failed_reasons()[0].split(':')[0]}")
+        stats.passed["judge"] += 1
+        task.provenance.verdicts = judgement.to_dict()
         return task
 
     def _candidate(self, seed: Task, plan: Plan, execution: Execution, index: int, attempts: int) -> Task:
