@@ -230,6 +230,12 @@ def score(
     `steps[t]` is turn t's list of steps, each a list of call strings (BFCL's
     decoded model result format). `validate=False` skips the shape check for
     callers that already ran `check_steps`.
+
+    While the trajectory's turns repeat the ground truth's calls (same texts, or
+    the same parsed calls), nothing is executed: the ground truth's cached
+    results and state verdicts are exact for them, since execution from the same
+    state is deterministic. At the first other turn the rollout continues on a
+    thawed copy of the ground truth's state after the previous turn.
     """
     if validate:
         check_steps(steps, task.num_turns)
