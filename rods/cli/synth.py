@@ -115,6 +115,9 @@ def run(args: argparse.Namespace) -> int:
         for reason, n in sorted(report["rejections"].items(), key=lambda kv: -kv[1]):
             rej.add_row(reason, str(n))
         console.print(rej)
+    invalid = sum(report["invalid_answers"].values())
+    if invalid:
+        console.print(f"ignored model answers naming unknown functions or config keys: {report['invalid_answers']}")
     console.print(f"acceptance rate {report['acceptance_rate']:.0%}; LLM calls per accepted task "
                   f"{report['llm']['calls_per_accepted']:.2f}; tokens per accepted task "
                   f"{report['llm']['tokens_per_accepted']:.0f}; wrote {args.out}")

@@ -377,7 +377,11 @@ class Pipeline:
         llm["calls_per_accepted_by_stage"] = {p: s["chats"] / acc for p, s in llm["by_purpose"].items()}
         llm["tokens_per_accepted_by_stage"] = {p: (s["prompt_tokens"] + s["completion_tokens"]) / acc
                                                for p, s in llm["by_purpose"].items()}
-        return self.stats.to_dict(llm)
+        out = self.stats.to_dict(llm)
+        # model answers that named unknown functions or config keys: ignored, counted here
+        out["invalid_answers"] = {"plan.calls": self.planner.invalid_choices,
+                                  "config_patch": self.executor.invalid_patches}
+        return out
 
 
 _DEFAULT: Pipeline | None = None

@@ -75,6 +75,7 @@ def test_scripted_failures_are_counted_and_the_pipeline_keeps_going(scripted_ope
     assert r["llm_error:plan.narrative:timeout"] == 1
     assert r["llm_error:rewrite:invalid_json"] == 1
     assert pipeline.planner.invalid_choices >= 1  # the non-existent functions were ignored, not called
+    assert pipeline.report()["invalid_answers"]["plan.calls"] == pipeline.planner.invalid_choices
     llm_stats = llm.stats.snapshot()["by_purpose"]
     assert llm_stats["plan.narrative"]["failures"] == 3
     assert accepted, r
