@@ -93,10 +93,13 @@ def test_pipeline_end_to_end_over_llama_cpp(llama_server, seeds_by_category, api
     llm = make_backend("openai", base_url=llama_server, model=MODEL_ALIAS, temperature=0.0, max_tokens=64,
                        timeout_s=120, max_retries=1, json_repairs=0)
     seeds = [t for t in seeds_by_category["base"] if t.id == SMALL_SEED]  # one turn, two calls: keeps it short
-    pipeline = Pipeline(llm, SynthConfig(per_seed=1, workers=1, substitute_prob=0.0), graph=api_graph)
+    # one shot (no repair rounds) keeps it to at most narrative + rewrite + judge: ~3 short completions
+    pipeline = Pipeline(llm, SynthConfig(per_seed=1, workers=1, substitute_prob=0.0, feedback_repair=False),
+                        graph=api_graph)
     accepted = pipeline(seeds)
     stats = pipeline.stats
     assert stats.accepted + sum(stats.rejections.values()) == stats.variants == 1
+    assert llm.stats.total.chats <= 3
     calls = llm.stats.total
     assert calls.chats >= 1 and calls.prompt_tokens > 0 and calls.completion_tokens > 0
     for task in accepted:
