@@ -170,32 +170,46 @@ class APIGraph:
         return json_path, png_path
 
     def draw(self, path: Path) -> None:
-        """A PNG of the graph: one colour per API class, edge width by count."""
+        """A PNG of the graph (matplotlib only): functions on a circle grouped by class, edge width by count."""
+        import math
+
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        import networkx as nx
 
-        g = nx.DiGraph()
-        for name, node in self.nodes.items():
-            g.add_node(name, cls=node.api_class)
-        for (f, h), count in self.edges.items():
-            g.add_edge(f, h, weight=count)
         classes = sorted({n.api_class for n in self.nodes.values()})
+        order = sorted(self.nodes, key=lambda n: (classes.index(self.nodes[n].api_class), n))
+        slots = len(order) + len(classes)  # one empty slot between classes
+        pos, slot, previous = {}, 0, None
+        for name in order:
+            if previous is not None and self.nodes[name].api_class != previous:
+                slot += 1
+            angle = 2 * math.pi * slot / slots
+            pos[name] = (math.cos(angle), math.sin(angle))
+            previous, slot = self.nodes[name].api_class, slot + 1
         cmap = plt.get_cmap("tab10")
         colour = {c: cmap(i) for i, c in enumerate(classes)}
-        pos = nx.spring_layout(g, seed=0, k=0.5)
-        fig, ax = plt.subplots(figsize=(16, 12))
-        nx.draw_networkx_nodes(g, pos, ax=ax, node_size=120,
-                               node_color=[colour[self.nodes[n].api_class] for n in g.nodes])
-        widths = [0.3 + min(3.0, g.edges[e]["weight"] / 5) for e in g.edges]
-        nx.draw_networkx_edges(g, pos, ax=ax, width=widths, alpha=0.4, arrowsize=6)
-        nx.draw_networkx_labels(g, pos, ax=ax, font_size=6)
+        fig, ax = plt.subplots(figsize=(14, 14))
+        for (f, g), count in self.edges.items():
+            if f in pos and g in pos and f != g:
+                ax.annotate("", xy=pos[g], xytext=pos[f],
+                            arrowprops={"arrowstyle": "->", "lw": 0.3 + min(3.0, count / 5), "alpha": 0.45,
+                                        "color": colour[self.nodes[f].api_class],
+                                        "connectionstyle": "arc3,rad=0.15"})
+        for name, (x, y) in pos.items():
+            ax.scatter([x], [y], s=40, color=colour[self.nodes[name].api_class], zorder=3)
+            angle = math.degrees(math.atan2(y, x))
+            flip = 90 < abs(angle)
+            ax.text(1.04 * x, 1.04 * y, name, fontsize=6, rotation=angle + (180 if flip else 0),
+                    ha="right" if flip else "left", va="center", rotation_mode="anchor")
         for c in classes:
             ax.scatter([], [], color=colour[c], label=c)
         ax.legend(loc="upper left", fontsize=8)
         ax.set_title(f"BFCL API graph: {len(self.nodes)} functions, {len(self.edges)} enabling edges")
+        ax.set_xlim(-1.5, 1.5)
+        ax.set_ylim(-1.5, 1.5)
+        ax.set_aspect("equal")
         ax.axis("off")
         fig.savefig(path, dpi=110, bbox_inches="tight")
         plt.close(fig)
