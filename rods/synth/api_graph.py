@@ -24,36 +24,19 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from rods.envs.schemas import function_docs as schema_docs
 from rods.tasks.model import Task
 
 logger = logging.getLogger(__name__)
 
-#: Function-doc files of the eight multi-turn classes.
-DOC_FILES = {
-    "GorillaFileSystem": "gorilla_file_system.json",
-    "MathAPI": "math_api.json",
-    "MessageAPI": "message_api.json",
-    "TwitterAPI": "posting_api.json",
-    "TicketAPI": "ticket_api.json",
-    "TradingBot": "trading_bot.json",
-    "TravelAPI": "travel_booking.json",
-    "VehicleControlAPI": "vehicle_control.json",
-}
-
-
 @lru_cache(maxsize=1)
 def function_docs() -> dict[str, dict[str, Any]]:
-    """Function name -> BFCL doc (with its class under "class")."""
-    from rods.tasks.bfcl import bfcl_data_dir
-
-    docs: dict[str, dict[str, Any]] = {}
-    folder = bfcl_data_dir() / "multi_turn_func_doc"
-    for cls, name in DOC_FILES.items():
-        for line in (folder / name).read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                doc = json.loads(line)
-                docs[doc["name"]] = dict(doc, **{"class": cls})
-    return docs
+    """Function name -> BFCL doc (with its class under "class"); read by `rods.envs.schemas`."""
+    return {
+        doc["name"]: dict(doc, **{"class": cls})
+        for cls, docs in schema_docs().items()
+        for doc in docs
+    }
 
 
 def describe(doc: dict[str, Any]) -> str:
