@@ -56,6 +56,9 @@ class DataSettings(_Section):
         description="'train' (the paper's 400-task BFCL split), 'test', 'all', or a path to a tasks JSONL file.",
     )
     categories: list[Category] | None = Field(None, description="Keep only these categories (default: all four).")
+    classes: list[str] | None = Field(
+        None, description="Keep only tasks whose API classes are all among these (e.g. [GorillaFileSystem])."
+    )
     per_category: int | None = Field(
         None, ge=1, description="Keep the first N tasks of each category (default: all; the paper uses 100 each)."
     )
@@ -68,7 +71,7 @@ class DataSettings(_Section):
     max_slice_calls: int | None = Field(
         None, ge=1, description="turn_slices only: keep slices whose ground truth has at most this many calls."
     )
-    max_slices: int | None = Field(None, ge=1, description="turn_slices only: keep at most this many slices.")
+    max_slices: int | None = Field(None, ge=1, description="Keep at most this many seed tasks (after all filters).")
 
 
 class RolloutSettings(_Section):

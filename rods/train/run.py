@@ -82,8 +82,11 @@ def load_seeds(settings: DataSettings) -> list[Task]:
     if settings.task_mix == "turn_slices":
         from rods.train.slices import turn_slices
 
-        tasks = turn_slices(tasks, max_calls=settings.max_slice_calls, limit=settings.max_slices)
-    elif settings.max_slices:
+        tasks = turn_slices(tasks, max_calls=settings.max_slice_calls)
+    if settings.classes:
+        allowed = set(settings.classes)
+        tasks = [t for t in tasks if set(t.involved_classes) <= allowed]
+    if settings.max_slices:
         tasks = tasks[: settings.max_slices]
     if not tasks:
         raise ValueError("data: no seed tasks left after filtering")

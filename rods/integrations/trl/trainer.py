@@ -50,6 +50,30 @@ def load_policy(settings: ModelSettings, *, device: str | None = None) -> tuple[
     return model, tokenizer
 
 
+def _score_only_completions_on_cpu() -> None:
+    """Make TRL's fused LM head score only completion positions on CPU too.
+
+    TRL 1.16 projects *every* position (prompt included) through the LM head when
+    Triton is unavailable, a choice made for compiled accelerators (fixed tile
+    shapes); on CPU it multiplies the cost of a GRPO step by prompt/completion
+    length (~10x here). The log-probabilities are the same either way: only the
+    positions with a label are kept.
+    """
+    try:
+        from trl.trainer import utils as trl_utils
+    except ImportError:  # pragma: no cover
+        return
+    original = getattr(trl_utils, "_use_triton", None)
+    if original is None or getattr(original, "_rods_cpu_compact", False):
+        return
+
+    def use_compact(device):
+        return True if getattr(device, "type", None) == "cpu" else original(device)
+
+    use_compact._rods_cpu_compact = True  # type: ignore[attr-defined]
+    trl_utils._use_triton = use_compact
+
+
 def grpo_config(config: TrainConfig, output_dir: str | Path, *, max_steps: int | None = None):
     """TRL's `GRPOConfig` for this run (CPU-safe defaults when no GPU is present)."""
     import torch
@@ -125,6 +149,7 @@ def build_trainer(
     from trl import GRPOTrainer
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    _score_only_completions_on_cpu()
     args = grpo_config(config, output_dir, max_steps=max_steps)
     pool = LivePool(
         pool_source, config.grpo.tasks_per_step, config.grpo.steps_per_epoch, seed=config.grpo.seed,
