@@ -40,7 +40,97 @@ class SynthesisWorker(Protocol):
     def close(self, wait: bool = True) -> None: ...
 
 
-class PoolSynthesisWorker:
+class AsyncSynthesisWorker:
+    """The bookkeeping every worker shares: in-flight batches, the sink, counters.
+
+    Subclasses implement `_launch(batch, step)`, which starts one batch and
+    returns a handle plus a future-like object (`add_done_callback`, `result`).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sink: Sink | None = None
+        self._done: list[Task] = []
+        self._pending: set[Any] = set()
+        self.submitted_seeds = 0
+        self.produced = 0
+        self.failures = 0
+
+    def _launch(self, batch: list[Task], step: int | None) -> tuple[Any, Any]:
+        raise NotImplementedError
+
+    def _batches(self, seeds: list[Task]) -> list[list[Task]]:
+        return [seeds]
+
+    def set_sink(self, sink: Sink | None) -> None:
+        """Where finished candidates go (e.g. `engine.submit`); None buffers them for `collect`."""
+        with self._lock:
+            self._sink = sink
+            buffered, self._done = self._done, []
+        if sink is not None and buffered:
+            sink(buffered)
+
+    def submit(self, seeds: Sequence[Task], step: int | None = None) -> None:
+        """Queue seeds for synthesis; returns immediately."""
+        seeds = list(seeds)
+        if not seeds:
+            return
+        for batch in self._batches(seeds):
+            handle, future = self._launch(batch, step)
+            with self._lock:
+                self._pending.add(handle)
+                self.submitted_seeds += len(batch)
+            future.add_done_callback(lambda fut, handle=handle: self._finished(handle, fut))
+
+    def _finished(self, handle: Any, future: Any) -> None:
+        with self._lock:
+            self._pending.discard(handle)
+        try:
+            tasks = list(future.result())
+        except Exception:  # a failed batch must never reach the trainer
+            with self._lock:
+                self.failures += 1
+            logger.exception("synthesis batch failed")
+            return
+        with self._lock:
+            self.produced += len(tasks)
+            sink = self._sink
+            if sink is None:
+                self._done.extend(tasks)
+                return
+        if not tasks:
+            return
+        try:
+            sink(tasks)
+        except Exception:
+            with self._lock:
+                self.failures += 1
+            logger.exception("could not hand %d synthesized tasks to the sink", len(tasks))
+
+    def collect(self) -> list[Task]:
+        """Candidates finished so far (only when no sink is set)."""
+        with self._lock:
+            out, self._done = self._done, []
+        return out
+
+    @property
+    def pending(self) -> int:
+        """Batches submitted but not finished."""
+        with self._lock:
+            return len(self._pending)
+
+    def counters(self) -> dict[str, int]:
+        """Totals for metrics logs."""
+        with self._lock:
+            return {
+                "synthesis_submitted_seeds": self.submitted_seeds,
+                "synthesis_produced": self.produced,
+                "synthesis_failures": self.failures,
+                "synthesis_pending": len(self._pending),
+            }
+
+
+class PoolSynthesisWorker(AsyncSynthesisWorker):
     """Runs `synthesize` on seed batches in a thread or process pool.
 
     Args:
@@ -62,6 +152,7 @@ class PoolSynthesisWorker:
             raise ValueError(f"kind must be 'thread' or 'process', got {kind!r}")
         if batch_size is not None and batch_size < 1:
             raise ValueError(f"batch_size must be >= 1 or None, got {batch_size}")
+        super().__init__()
         self._synthesize = synthesize
         self._batch_size = batch_size
         self._executor: Executor = (
@@ -69,70 +160,14 @@ class PoolSynthesisWorker:
             if kind == "thread"
             else ProcessPoolExecutor(max_workers=max_workers)
         )
-        self._lock = threading.Lock()
-        self._sink: Sink | None = None
-        self._done: list[Task] = []
-        self._pending: set[Future] = set()
-        self.submitted_seeds = 0
-        self.produced = 0
-        self.failures = 0
 
-    def set_sink(self, sink: Sink | None) -> None:
-        """Where finished candidates go (e.g. `engine.submit`); None buffers them for `collect`."""
-        with self._lock:
-            self._sink = sink
-            buffered, self._done = self._done, []
-        if sink is not None and buffered:
-            sink(buffered)
-
-    def submit(self, seeds: Sequence[Task], step: int | None = None) -> None:
-        """Queue seeds for synthesis; returns immediately."""
-        seeds = list(seeds)
-        if not seeds:
-            return
+    def _batches(self, seeds: list[Task]) -> list[list[Task]]:
         size = self._batch_size or len(seeds)
-        for i in range(0, len(seeds), size):
-            batch = seeds[i : i + size]
-            future = self._executor.submit(self._synthesize, batch)
-            with self._lock:
-                self._pending.add(future)
-                self.submitted_seeds += len(batch)
-            future.add_done_callback(self._finished)
+        return [seeds[i : i + size] for i in range(0, len(seeds), size)]
 
-    def _finished(self, future: Future) -> None:
-        with self._lock:
-            self._pending.discard(future)
-        try:
-            tasks = list(future.result())
-        except Exception:  # a failed batch must not reach the trainer
-            with self._lock:
-                self.failures += 1
-            logger.exception("synthesis batch failed")
-            return
-        with self._lock:
-            self.produced += len(tasks)
-            sink = self._sink
-            if sink is None:
-                self._done.extend(tasks)
-                return
-        try:
-            sink(tasks)
-        except Exception:
-            with self._lock:
-                self.failures += 1
-            logger.exception("could not hand %d synthesized tasks to the sink", len(tasks))
-
-    def collect(self) -> list[Task]:
-        """Candidates finished so far (only when no sink is set)."""
-        with self._lock:
-            out, self._done = self._done, []
-        return out
-
-    @property
-    def pending(self) -> int:
-        """Batches submitted but not finished."""
-        with self._lock:
-            return len(self._pending)
+    def _launch(self, batch: list[Task], step: int | None) -> tuple[Future, Future]:
+        future = self._executor.submit(self._synthesize, batch)
+        return future, future
 
     def close(self, wait: bool = True) -> None:
         self._executor.shutdown(wait=wait, cancel_futures=not wait)

@@ -20,19 +20,16 @@ import dataclasses
 import importlib
 import logging
 import os
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import ray
 
+from rods.engine.synthesis_worker import AsyncSynthesisWorker
 from rods.integrations.verl.settings import SynthesisSettings
 from rods.tasks import Task
 
 logger = logging.getLogger(__name__)
-
-Sink = Callable[[list[Task]], Any]
-
 
 def rods_pipeline(backend: Any, **pipeline_kwargs: Any) -> Callable[[list[Task]], list[Task]]:
     """rods' five-stage synthesis pipeline on `backend`; `pipeline_kwargs` are `SynthConfig` fields."""
@@ -74,12 +71,13 @@ class SynthesisActor:
         return list(self.synthesize(list(seeds)))
 
 
-class RaySynthesisWorker:
+class RaySynthesisWorker(AsyncSynthesisWorker):
     """`SynthesisWorker` over N `SynthesisActor`s (see the module docstring)."""
 
     def __init__(self, settings: SynthesisSettings, *, actor_options: dict[str, Any] | None = None) -> None:
         if settings.num_workers < 1:
             raise ValueError("RaySynthesisWorker needs rods.synthesis.num_workers >= 1")
+        super().__init__()
         self.settings = settings
         options = {"num_cpus": settings.num_cpus, "max_restarts": 2, "max_task_retries": 0}
         options.update(actor_options or {})
@@ -87,79 +85,18 @@ class RaySynthesisWorker:
         payload = dataclasses.asdict(settings)
         self.actors = [remote.remote(payload) for _ in range(settings.num_workers)]
         self._next = 0
-        self._lock = threading.Lock()
-        self._sink: Sink | None = None
-        self._done: list[Task] = []
-        self._pending: set[Any] = set()
-        self.submitted_seeds = 0
-        self.produced = 0
-        self.failures = 0
 
-    def set_sink(self, sink: Sink | None) -> None:
-        with self._lock:
-            self._sink = sink
-            buffered, self._done = self._done, []
-        if sink is not None and buffered:
-            sink(buffered)
-
-    def submit(self, seeds: Sequence[Task], step: int | None = None) -> None:
-        """Send seeds to the actors (round-robin, `seeds_per_call` a call); returns at once."""
-        seeds = list(seeds)
+    def _batches(self, seeds: list[Task]) -> list[list[Task]]:
         size = self.settings.seeds_per_call
-        for i in range(0, len(seeds), size):
-            batch = seeds[i : i + size]
-            with self._lock:
-                actor = self.actors[self._next % len(self.actors)]
-                self._next += 1
-                self.submitted_seeds += len(batch)
-            ref = actor.run.remote(batch, step)
-            with self._lock:
-                self._pending.add(ref)
-            ref.future().add_done_callback(lambda fut, ref=ref: self._finished(ref, fut))
+        return [seeds[i : i + size] for i in range(0, len(seeds), size)]
 
-    def _finished(self, ref: Any, future: Any) -> None:
+    def _launch(self, batch: list[Task], step: int | None) -> tuple[Any, Any]:
+        """Hand one batch to the next actor (round-robin); the ObjectRef is the handle."""
         with self._lock:
-            self._pending.discard(ref)
-        try:
-            tasks = list(future.result())
-        except Exception:  # a failed batch must never reach the trainer
-            with self._lock:
-                self.failures += 1
-            logger.exception("synthesis batch failed")
-            return
-        with self._lock:
-            self.produced += len(tasks)
-            sink = self._sink
-            if sink is None:
-                self._done.extend(tasks)
-                return
-        if not tasks:
-            return
-        try:
-            sink(tasks)
-        except Exception:
-            with self._lock:
-                self.failures += 1
-            logger.exception("could not hand %d synthesized tasks to the engine", len(tasks))
-
-    def collect(self) -> list[Task]:
-        with self._lock:
-            out, self._done = self._done, []
-        return out
-
-    @property
-    def pending(self) -> int:
-        with self._lock:
-            return len(self._pending)
-
-    def counters(self) -> dict[str, int]:
-        with self._lock:
-            return {
-                "synthesis_submitted_seeds": self.submitted_seeds,
-                "synthesis_produced": self.produced,
-                "synthesis_failures": self.failures,
-                "synthesis_pending": len(self._pending),
-            }
+            actor = self.actors[self._next % len(self.actors)]
+            self._next += 1
+        ref = actor.run.remote(batch, step)
+        return ref, ref.future()
 
     def close(self, wait: bool = True) -> None:
         if wait:

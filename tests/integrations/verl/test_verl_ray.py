@@ -370,5 +370,5 @@ def test_ray_synthesis_workers_run_rods_pipeline(ray_cluster, seeds, tmp_path):
     report = engine.end_epoch(2)["report"]
     variants = [t for t in engine.active_tasks() if t.id in report["injected"]]
     assert variants and all(v.origin == "synthetic" and v.provenance.parent_id in {t.id for t in base} for v in variants)
-    assert all(v.provenance.step_created == 1 for v in variants)
+    assert all(v.provenance.step_created == 1 for v in variants), [v.provenance.step_created for v in variants]
     ray.kill(engine.handle)
