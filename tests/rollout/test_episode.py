@@ -188,3 +188,12 @@ def test_run_episodes_k_rollouts_task_major_and_json_round_trip(test_tasks):
         assert all(len(turn.steps) == 1 and turn.end == "answer" for turn in traj.turns)
         again = Trajectory.from_json(traj.to_json())
         assert again == traj and again.decoded == traj.decoded
+
+
+def test_compact_tool_docs_are_signatures_with_the_tool_description(test_tasks):
+    task = first_of(test_tasks, "base", lambda t: "GorillaFileSystem" in t.involved_classes)
+    full = Episode(task, tools_in_prompt=True).messages[0]["content"]
+    compact = Episode(task, tools_in_prompt=True, tool_docs="compact").messages[0]["content"]
+    assert "cd(folder: string) - Change the current working directory to the specified folder." in compact
+    assert "ls(a: boolean = ...) - " in compact and "This tool belongs to" not in compact
+    assert len(compact) < len(full) / 2
