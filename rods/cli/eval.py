@@ -35,6 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="describe the tools in the messages (default when the chat template has no tools)")
     tools.add_argument("--native-tools", dest="tools_in_prompt", action="store_false",
                        help="pass tools to the chat template / endpoint")
+    src.add_argument("--threads", type=int, default=None,
+                     help="local model: torch CPU threads (1 is often faster on a busy or 2-core machine)")
     src.add_argument("--tool-docs", choices=("full", "compact"), default="full",
                      help="tool descriptions in the prompt: full JSON, or compact signatures (small models)")
     data = p.add_argument_group("tasks")
@@ -114,12 +116,32 @@ def build_policy(args: argparse.Namespace) -> Any:
 
 def main(args: argparse.Namespace) -> int:
     from rich.console import Console
+
+    console = Console(stderr=True)
+    tasks = select_tasks(args)
+    restore_threads = _set_threads(args.threads) if args.threads and not args.base_url else None
+    try:
+        return _run(args, console, tasks)
+    finally:
+        if restore_threads is not None:
+            _set_threads(restore_threads)
+
+
+def _set_threads(n: int) -> int:
+    """Set torch's CPU threads; returns the previous count."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(max(1, n))
+    return previous
+
+
+def _run(args: argparse.Namespace, console: Any, tasks: list[Any]) -> int:
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from rods.eval import evaluate
 
-    console = Console(stderr=True)
-    tasks = select_tasks(args)
     policy = build_policy(args)
     total = len(tasks) * args.k
     with Progress(

@@ -12,6 +12,7 @@ one batch.
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import time
@@ -209,7 +210,12 @@ class TransformersPolicy:
         return replies
 
     def _take_cache(self, ids: list[int]) -> tuple[Any, int]:
-        """Remove and return the cache sharing the longest prefix with `ids`, cropped to it."""
+        """The kept cache sharing the longest prefix with `ids`, cropped to that prefix.
+
+        A prompt that continues a kept conversation takes its cache over; one
+        that only shares its beginning (another task with the same tools, a
+        sibling of K rollouts) gets a copy, so the owner keeps its own.
+        """
         best, best_len = -1, 0
         for index, (held, _) in enumerate(self._caches):
             n = _common_prefix(held, ids)
@@ -218,7 +224,12 @@ class TransformersPolicy:
         best_len = min(best_len, len(ids) - 1)  # generation needs one uncached prompt token
         if best < 0 or best_len < 16:
             return None, 0
-        _, cache = self._caches.pop(best)
+        held, cache = self._caches[best]
+        # The owner re-sends its history; the reply may re-tokenize differently near its end.
+        if best_len >= len(held) - self.max_new_tokens - 8:
+            self._caches.pop(best)
+        else:
+            cache = copy.deepcopy(cache)
         extra = cache.get_seq_length() - best_len
         try:
             if extra > 0:
