@@ -98,6 +98,10 @@ def run_arm(arm: str, model_dir: Path, seeds, steps: int, out: Path) -> dict:
     trainer.train()
     result = {"durations": list(trainer.rods_timer.durations)}
     if engine is not None:
+        from rods.integrations.trl.callbacks import EngineCallback
+
+        cb = next(c for c in trainer.callback_handler.callbacks if isinstance(c, EngineCallback))
+        result["engine_seconds"] = cb.select_seconds + cb.boundary_seconds + trainer.rods_reward.observe_seconds
         metrics = engine.metrics(steps)
         result.update(selected=metrics["total_selected"], accepted=metrics["total_accepted"],
                       injected=metrics["total_injected"], produced=worker.produced)
@@ -122,10 +126,12 @@ def main(argv: list[str] | None = None) -> int:
         model_dir = build_model_dir(args.model, tmp / "model")
         arms: dict[str, list[float]] = {"plain": [], "rods": []}
         engine_info: dict = {}
+        engine_seconds = 0.0
         for r in range(args.rounds):
             for arm in ("plain", "rods"):
                 res = run_arm(arm, model_dir, seeds, args.steps, tmp / f"{arm}{r}")
                 arms[arm] += res["durations"][1:]  # first step: warm-up
+                engine_seconds += res.get("engine_seconds", 0.0)
                 for key in ("selected", "accepted", "injected", "produced"):
                     if key in res:
                         engine_info[key] = engine_info.get(key, 0) + res[key]
@@ -136,7 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'arm':8s} {'steps':>6s} {'median s/step':>14s} {'mean s/step':>12s}")
     for arm, values in arms.items():
         print(f"{arm:8s} {len(values):6d} {statistics.median(values):14.3f} {statistics.mean(values):12.3f}")
-    print(f"engine work in the rods arm: {engine_info}")
+    engine_per_step = engine_seconds / (args.rounds * args.steps)
+    print(f"engine work in the rods arm: {engine_info}; engine calls inside the step "
+          f"(observe + select_seeds + epoch boundaries): {engine_per_step * 1000:.1f} ms/step "
+          f"= {engine_per_step / plain:.2%} of a plain step")
     print(f"overhead ratio (median rods / median plain): {ratio:.3f}   [target <= 1.05]   "
           f"total {time.perf_counter() - started:.0f}s, model={args.model}")
     print(json.dumps({
@@ -144,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         "plain_step_s": round(plain, 4),
         "rods_step_s": round(rods, 4),
         "steps_per_arm": len(arms["plain"]),
+        "engine_ms_per_step": round(engine_per_step * 1000, 2),
         "model": args.model,
         **{f"engine_{k}": v for k, v in engine_info.items()},
     }))

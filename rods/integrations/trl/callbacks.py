@@ -53,6 +53,7 @@ class EngineCallback(TrainerCallback):
         self.waited_seconds = 0.0
         self.reports: list[Any] = []
         self.select_seconds = 0.0
+        self.boundary_seconds = 0.0
         self.selected = 0
 
     def on_step_end(self, args, state, control, **kwargs):
@@ -77,12 +78,15 @@ class EngineCallback(TrainerCallback):
 
     def _boundary(self, state) -> None:
         self._steps_in_epoch = 0
+        start = time.perf_counter()
         if self.wait_for is not None:
             start = time.perf_counter()
             while self.wait_for.pending and time.perf_counter() - start < self.wait_timeout_s:
                 time.sleep(0.05)
             self.waited_seconds += time.perf_counter() - start
+        waited = time.perf_counter() - start
         report = self.engine.on_epoch_end(state.global_step)
+        self.boundary_seconds += time.perf_counter() - start - waited
         self.reports.append(report)
         log.info(
             "epoch boundary at step %d: injected %d, retired %d, active %d (%d synthetic), queue %d",

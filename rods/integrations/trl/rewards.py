@@ -9,6 +9,7 @@ because TRL hands it the G rollouts of a task together, forwards each group to
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,6 +43,7 @@ class EngineReward:
         self.engine = engine
         self.__name__ = f"{kind}_reward"  # TRL names the metric after this
         self.observed_groups = 0
+        self.observe_seconds = 0.0
 
     def __call__(self, prompts: list, completions: list, **columns: Any) -> list[float]:
         rewards = [float(r) for r in columns[self.kind]]
@@ -61,7 +63,9 @@ class EngineReward:
             if columns.get(other):
                 log_metric(f"rods/{other}", sum(columns[other]) / len(columns[other]))
         if self.engine is not None:
+            start = time.perf_counter()
             for tid, values in groups(task_ids, rewards):
                 self.engine.observe(step, tid, values)
                 self.observed_groups += 1
+            self.observe_seconds += time.perf_counter() - start
         return rewards
