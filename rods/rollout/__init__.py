@@ -8,13 +8,16 @@ local model, `OpenAIPolicy` for any OpenAI-compatible endpoint) and returns
 
 from rods.rollout.episode import DEFAULT_MAX_STEPS, PARSE_ERROR_PREFIX, Episode, EpisodeDone
 from rods.rollout.parse import ParsedReply, parse_tool_calls
-from rods.rollout.policy import OpenAIPolicy, Policy, TransformersPolicy, run_episodes, to_openai_messages
+from rods.rollout.endpoint import OpenAIPolicy, to_openai_messages
+from rods.rollout.local import TransformersPolicy
+from rods.rollout.policy import GenerationStats, Policy, run_episodes
 from rods.rollout.trajectory import Trajectory, TurnRecord
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
     "PARSE_ERROR_PREFIX",
     "Episode",
+    "GenerationStats",
     "EpisodeDone",
     "OpenAIPolicy",
     "ParsedReply",

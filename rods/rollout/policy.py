@@ -7,17 +7,16 @@ each. Tool calls come back as text in the Hermes format, whatever the source:
 
 `run_episodes` steps many episodes (K rollouts of each task) side by side:
 every round asks the policy for the next reply of every unfinished episode in
-one batch.
+one batch. The policies themselves live in `rods.rollout.local`
+(`TransformersPolicy`) and `rods.rollout.endpoint` (`OpenAIPolicy`); both
+names are also importable from here.
 """
 
 from __future__ import annotations
 
-import copy
-import json
 import logging
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -57,333 +56,6 @@ class GenerationStats:
     completion_tokens: int = 0
     seconds: float = 0.0
     by_round: list[float] = field(default_factory=list)
-
-
-# -- a local transformers model --------------------------------------------------
-
-
-class TransformersPolicy:
-    """Batched generation with a local transformers causal LM (left padding).
-
-    Args:
-        model: a `PreTrainedModel` (in eval mode for evaluation; the trainer may
-            pass its unwrapped model).
-        tokenizer: its tokenizer, with a chat template.
-        max_new_tokens: reply length cap.
-        temperature: 0 for greedy decoding, else sampling with `top_p`.
-        batch_size: prompts per `generate` call (prompts are length-sorted first).
-        max_prompt_tokens: longer prompts keep their last tokens (default: the
-            model's context length minus `max_new_tokens`).
-        chat_template_kwargs: extra template variables (e.g. ``enable_thinking``).
-        prefix_cache: keep each conversation's KV cache between rounds and
-            prefill only the new tokens (one prompt at a time). A multi-turn
-            rollout re-sends its whole history every round, so on CPU this is
-            many times faster than batching; default: on for a CPU model.
-        prefix_cache_size: conversations whose caches are kept (oldest dropped).
-    """
-
-    def __init__(
-        self,
-        model: Any,
-        tokenizer: Any,
-        *,
-        max_new_tokens: int = 512,
-        temperature: float = 0.0,
-        top_p: float = 1.0,
-        batch_size: int = 8,
-        max_prompt_tokens: int | None = None,
-        chat_template_kwargs: dict[str, Any] | None = None,
-        prefix_cache: bool | None = None,
-        prefix_cache_size: int = 64,
-    ):
-        self.model = model
-        self.tokenizer = tokenizer
-        self.max_new_tokens = max_new_tokens
-        self.temperature = temperature
-        self.top_p = top_p
-        self.batch_size = max(1, batch_size)
-        self.chat_template_kwargs = dict(chat_template_kwargs or {})
-        self.native_tools = "tools" in (getattr(tokenizer, "chat_template", None) or "")
-        context = getattr(getattr(model, "config", None), "max_position_embeddings", None) or 32768
-        self.max_prompt_tokens = max_prompt_tokens or max(16, context - max_new_tokens)
-        if tokenizer.pad_token is None:
-            tokenizer.pad_token = tokenizer.eos_token
-        self.stats = GenerationStats()
-        if prefix_cache is None:
-            prefix_cache = next(model.parameters()).device.type == "cpu"
-        self.prefix_cache = prefix_cache
-        self.prefix_cache_size = max(1, prefix_cache_size)
-        self._caches: list[tuple[list[int], Any]] = []  # (token ids the cache holds, cache)
-
-    def render(self, messages: Messages, tools: Tools) -> str:
-        """The prompt text of one chat, ending with the assistant's generation prompt."""
-        return self.tokenizer.apply_chat_template(
-            messages,
-            tools=(tools or None) if self.native_tools else None,
-            add_generation_prompt=True,
-            tokenize=False,
-            **self.chat_template_kwargs,
-        )
-
-    def generate(self, batch: list[tuple[Messages, Tools]]) -> list[str]:
-        import torch
-
-        prompts = [self.render(m, t) for m, t in batch]
-        encoded = [self.tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
-        for i, ids in enumerate(encoded):
-            if len(ids) > self.max_prompt_tokens:
-                log.warning("prompt of %d tokens cut to its last %d", len(ids), self.max_prompt_tokens)
-                encoded[i] = ids[-self.max_prompt_tokens :]
-        if self.prefix_cache:
-            return self._generate_with_prefix_cache(encoded)
-        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
-        replies: list[str] = [""] * len(encoded)
-        pad = self.tokenizer.pad_token_id
-        device = next(self.model.parameters()).device
-        start = time.perf_counter()
-        for lo in range(0, len(order), self.batch_size):
-            chunk = order[lo : lo + self.batch_size]
-            width = max(len(encoded[i]) for i in chunk)
-            input_ids = torch.full((len(chunk), width), pad, dtype=torch.long)
-            attention = torch.zeros((len(chunk), width), dtype=torch.long)
-            for row, i in enumerate(chunk):  # left padding: the prompts end together
-                ids = encoded[i]
-                input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
-                attention[row, width - len(ids) :] = 1
-            with torch.no_grad():
-                out = self.model.generate(
-                    input_ids=input_ids.to(device),
-                    attention_mask=attention.to(device),
-                    max_new_tokens=self.max_new_tokens,
-                    pad_token_id=pad,
-                    **self._sampling(),
-                )
-            new = out[:, width:]
-            for row, i in enumerate(chunk):
-                tokens = [t for t in new[row].tolist() if t != pad]
-                self.stats.completion_tokens += len(tokens)
-                replies[i] = self.tokenizer.decode(tokens, skip_special_tokens=True)
-            self.stats.prompt_tokens += sum(len(encoded[i]) for i in chunk)
-        self.stats.requests += len(batch)
-        self.stats.seconds += time.perf_counter() - start
-        return replies
-
-    def _sampling(self) -> dict[str, Any]:
-        if self.temperature > 0:
-            return {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p}
-        return {"do_sample": False}
-
-    def _generate_with_prefix_cache(self, encoded: list[list[int]]) -> list[str]:
-        """One prompt at a time, each continuing the KV cache of its longest cached prefix."""
-        import torch
-        from transformers import DynamicCache
-
-        pad = self.tokenizer.pad_token_id
-        device = next(self.model.parameters()).device
-        cache_kwarg = _cache_kwarg()
-        replies = []
-        start = time.perf_counter()
-        for ids in encoded:
-            cache, reused = self._take_cache(ids)
-            if cache is None:
-                cache = DynamicCache(config=self.model.config)
-            input_ids = torch.tensor([ids], dtype=torch.long, device=device)
-            with torch.no_grad():
-                out = self.model.generate(
-                    input_ids=input_ids,
-                    attention_mask=torch.ones_like(input_ids),
-                    **{cache_kwarg: cache},
-                    max_new_tokens=self.max_new_tokens,
-                    pad_token_id=pad,
-                    **self._sampling(),
-                )
-            new = [t for t in out[0, len(ids) :].tolist() if t != pad]
-            held = (ids + out[0, len(ids) :].tolist())[: cache.get_seq_length()]
-            self._caches.append((held, cache))
-            del self._caches[: -self.prefix_cache_size]
-            self.stats.prompt_tokens += len(ids)
-            self.stats.cached_prompt_tokens += reused
-            self.stats.completion_tokens += len(new)
-            replies.append(self.tokenizer.decode(new, skip_special_tokens=True))
-        self.stats.requests += len(encoded)
-        self.stats.seconds += time.perf_counter() - start
-        return replies
-
-    def _take_cache(self, ids: list[int]) -> tuple[Any, int]:
-        """The kept cache sharing the longest prefix with `ids`, cropped to that prefix.
-
-        A prompt that continues a kept conversation takes its cache over; one
-        that only shares its beginning (another task with the same tools, a
-        sibling of K rollouts) gets a copy, so the owner keeps its own.
-        """
-        best, best_len = -1, 0
-        for index, (held, _) in enumerate(self._caches):
-            n = _common_prefix(held, ids)
-            if n > best_len:
-                best, best_len = index, n
-        best_len = min(best_len, len(ids) - 1)  # generation needs one uncached prompt token
-        if best < 0 or best_len < 16:
-            return None, 0
-        held, cache = self._caches[best]
-        # The owner re-sends its history; the reply may re-tokenize differently near its end.
-        if best_len >= len(held) - self.max_new_tokens - 8:
-            self._caches.pop(best)
-        else:
-            cache = copy.deepcopy(cache)
-        extra = cache.get_seq_length() - best_len
-        try:
-            if extra > 0:
-                cache.crop(-extra)  # a negative count removes that many tokens (all versions)
-        except (RuntimeError, ValueError) as err:  # e.g. a sliding-window cache past its window
-            log.debug("prefix cache not reusable (%s); prefilling again", err)
-            return None, 0
-        return cache, best_len
-
-
-def _cache_kwarg() -> str:
-    """`generate`'s name for a caller's KV cache: `cache` since transformers 5, before `past_key_values`."""
-    import transformers
-
-    return "cache" if int(transformers.__version__.split(".")[0]) >= 5 else "past_key_values"
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-# -- an OpenAI-compatible endpoint ----------------------------------------------------
-
-
-class OpenAIPolicy:
-    """Replies from an OpenAI-compatible chat endpoint (vLLM, SGLang, llama.cpp, ...).
-
-    Requests of a batch run concurrently on a thread pool. The reply text is
-    the message content followed by one Hermes ``<tool_call>`` block per
-    structured tool call, so text calls and native calls are read alike.
-
-    Args:
-        base_url: e.g. ``http://127.0.0.1:8000/v1``.
-        model: the served model name.
-        native_tools: send ``tools`` with each request (else episodes describe
-            the tools in the prompt).
-        concurrency: requests in flight at once.
-        client: an `openai.OpenAI` client to use instead of building one.
-    """
-
-    def __init__(
-        self,
-        base_url: str | None,
-        model: str,
-        api_key: str = "EMPTY",
-        *,
-        concurrency: int = 8,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        top_p: float | None = None,
-        native_tools: bool = True,
-        timeout: float = 300.0,
-        max_retries: int = 2,
-        extra_body: dict[str, Any] | None = None,
-        client: Any = None,
-    ):
-        if client is None:
-            from openai import OpenAI
-
-            client = OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries)
-        self.client = client
-        self.model = model
-        self.concurrency = max(1, concurrency)
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.top_p = top_p
-        self.native_tools = native_tools
-        self.extra_body = dict(extra_body or {})
-        self.stats = GenerationStats()
-
-    def generate(self, batch: list[tuple[Messages, Tools]]) -> list[str]:
-        start = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, max(1, len(batch)))) as pool:
-            replies = list(pool.map(lambda item: self._one(*item), batch))
-        self.stats.requests += len(batch)
-        self.stats.seconds += time.perf_counter() - start
-        return replies
-
-    def _one(self, messages: Messages, tools: Tools) -> str:
-        request: dict[str, Any] = {
-            "model": self.model,
-            "messages": to_openai_messages(messages),
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-        }
-        if self.top_p is not None:
-            request["top_p"] = self.top_p
-        if self.native_tools and tools:
-            request["tools"] = tools
-        if self.extra_body:
-            request["extra_body"] = self.extra_body
-        response = self.client.chat.completions.create(**request)
-        if response.usage is not None:
-            self.stats.prompt_tokens += response.usage.prompt_tokens or 0
-            self.stats.completion_tokens += response.usage.completion_tokens or 0
-        if not response.choices:
-            return ""
-        return reply_text(response.choices[0].message)
-
-
-def reply_text(message: Any) -> str:
-    """An OpenAI response message as text: content, then one Hermes block per tool call."""
-    parts = [message.content or ""]
-    for call in getattr(message, "tool_calls", None) or []:
-        function = call.function
-        raw = function.arguments if function.arguments is not None else "{}"
-        try:
-            arguments: Any = json.loads(raw) if isinstance(raw, str) else raw
-        except json.JSONDecodeError:
-            arguments = raw  # left as a string: the parser reports it as an error
-        block = json.dumps({"name": function.name, "arguments": arguments}, ensure_ascii=False)
-        parts.append(f"<tool_call>\n{block}\n</tool_call>")
-    return "\n".join(p for p in parts if p)
-
-
-def to_openai_messages(messages: Messages) -> Messages:
-    """Episode messages in the shape the Chat Completions API accepts.
-
-    Tool-call arguments become JSON strings; a tool message that answers no
-    structured call (tools described in the prompt, or an unreadable call)
-    becomes a user message wrapping the result in ``<tool_response>`` tags.
-    """
-    out: Messages = []
-    open_ids: set[str] = set()
-    for message in messages:
-        role = message.get("role")
-        if role == "assistant" and message.get("tool_calls"):
-            calls = []
-            for call in message["tool_calls"]:
-                args = call["function"]["arguments"]
-                calls.append(
-                    {
-                        "id": call["id"],
-                        "type": "function",
-                        "function": {
-                            "name": call["function"]["name"],
-                            "arguments": args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
-                        },
-                    }
-                )
-            open_ids = {c["id"] for c in calls}
-            out.append({"role": "assistant", "content": message.get("content") or "", "tool_calls": calls})
-        elif role == "tool" and message.get("tool_call_id") in open_ids:
-            out.append({"role": "tool", "tool_call_id": message["tool_call_id"], "content": message["content"]})
-        elif role == "tool":
-            out.append({"role": "user", "content": f"<tool_response>\n{message['content']}\n</tool_response>"})
-        else:
-            open_ids = set()
-            out.append({"role": role, "content": message.get("content") or ""})
-    return out
 
 
 # -- stepping many episodes together -------------------------------------------------
@@ -439,3 +111,16 @@ def run_episodes(
             progress(sum(e.done for e in episodes), len(episodes))
     log.info("%d episodes finished in %d rounds", len(episodes), rounds)
     return [e.trajectory() for e in episodes]
+
+
+def __getattr__(name: str) -> Any:
+    """`TransformersPolicy` / `OpenAIPolicy` from their modules, imported on first use."""
+    if name == "TransformersPolicy":
+        from rods.rollout.local import TransformersPolicy
+
+        return TransformersPolicy
+    if name in ("OpenAIPolicy", "reply_text", "to_openai_messages"):
+        from rods.rollout import endpoint
+
+        return getattr(endpoint, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
