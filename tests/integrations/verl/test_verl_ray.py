@@ -370,5 +370,7 @@ def test_ray_synthesis_workers_run_rods_pipeline(ray_cluster, seeds, tmp_path):
     report = engine.end_epoch(2)["report"]
     variants = [t for t in engine.active_tasks() if t.id in report["injected"]]
     assert variants and all(v.origin == "synthetic" and v.provenance.parent_id in {t.id for t in base} for v in variants)
-    assert all(v.provenance.step_created == 1 for v in variants), [v.provenance.step_created for v in variants]
+    # Seeds were selected at step 1 and again when end_epoch finished step 2; synthesis is
+    # asynchronous and the pool injects the newest candidates first, so either step may show.
+    assert {v.provenance.step_created for v in variants} <= {1, 2}, [v.provenance.step_created for v in variants]
     ray.kill(engine.handle)
