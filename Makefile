@@ -42,7 +42,7 @@ demo: venv
 	$(BIN)/rods report runs/demo
 
 test: venv llama verl
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
 
 test-fast: venv
 	$(BIN)/python -m pytest -q -m "not slow"
