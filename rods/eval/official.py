@@ -7,7 +7,7 @@ consumes. `official_verdict` hands them to that checker, mirroring BFCL's
 `_evaluate_single_multi_turn_entry` (a turn count that differs from the ground
 truth's is a force-terminated entry and fails).
 
-BFCL's checker `eval()`s call strings. The strings we write come from
+BFCL's checker runs call strings through Python's `eval`. The strings we write come from
 `format_call` on calls parsed with `ast` (plain names, literal arguments), and
 before checking, a call to a name that is not a public method of the task's
 classes is replaced by a call to an undefined name, so it fails as an unknown
