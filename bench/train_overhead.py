@@ -6,7 +6,10 @@ arms (plain, rods, plain, rods, ...) so machine load hits both alike; each round
 trains a fresh copy of the same initial weights for `--steps` optimizer steps.
 The rods arm runs everything the engine does during training: every group's
 rewards observed, seeds selected after every step, synthesis (template backend)
-in a background thread, and epoch boundaries (retire/inject) every 2 steps.
+in a background thread, and epoch boundaries (retire/inject) every 2 steps. Both
+arms train on the same task stream unless `--closed-loop` is given (then the
+rods arm trains on its live pool, whose injected tasks have other lengths, so
+the ratio also carries the curriculum's own cost).
 
 The seeds mix miss_param tasks whose first turn has empty ground truth (a
 random model scores 1/N on them: boundary) with one-call turn slices (hard),
@@ -65,7 +68,7 @@ def build_model_dir(kind: str, folder: Path) -> Path:
     return folder
 
 
-def run_arm(arm: str, model_dir: Path, seeds, steps: int, out: Path) -> dict:
+def run_arm(arm: str, model_dir: Path, seeds, steps: int, out: Path, closed_loop: bool = False) -> dict:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from rods.engine import DataEngine, PoolSynthesisWorker
@@ -92,7 +95,11 @@ def run_arm(arm: str, model_dir: Path, seeds, steps: int, out: Path) -> dict:
         engine = DataEngine(config.engine_config(), seeds, run_dir=out / "engine")
         worker = PoolSynthesisWorker(Pipeline(make_backend("template")), max_workers=1)
         engine.attach_worker(worker)
-        lookup, source = engine.task, engine.active_tasks
+        # By default both arms train on the same task stream (the seeds), so the ratio
+        # measures what running the engine costs, not what the injected tasks cost to
+        # train on; the engine still observes, selects, synthesizes and injects into its
+        # own pool. --closed-loop trains the rods arm on the live pool instead.
+        lookup, source = engine.task, (engine.active_tasks if closed_loop else (lambda: list(seeds)))
     trainer = build_trainer(config, model, tokenizer, output_dir=out / "ckpt", lookup=lookup, pool_source=source,
                             engine=engine, max_steps=steps)
     trainer.train()
@@ -114,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", choices=("tiny", "embedded"), default="tiny")
     parser.add_argument("--steps", type=int, default=5, help="optimizer steps per round")
     parser.add_argument("--rounds", type=int, default=2, help="rounds per arm (alternating)")
+    parser.add_argument("--closed-loop", action="store_true",
+                        help="train the rods arm on the engine's live pool (different tasks than plain)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     import os
@@ -129,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         engine_seconds = 0.0
         for r in range(args.rounds):
             for arm in ("plain", "rods"):
-                res = run_arm(arm, model_dir, seeds, args.steps, tmp / f"{arm}{r}")
+                res = run_arm(arm, model_dir, seeds, args.steps, tmp / f"{arm}{r}", args.closed_loop)
                 arms[arm] += res["durations"][1:]  # first step: warm-up
                 engine_seconds += res.get("engine_seconds", 0.0)
                 for key in ("selected", "accepted", "injected", "produced"):
@@ -155,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         "steps_per_arm": len(arms["plain"]),
         "engine_ms_per_step": round(engine_per_step * 1000, 2),
         "model": args.model,
+        "closed_loop": args.closed_loop,
         **{f"engine_{k}": v for k, v in engine_info.items()},
     }))
     return 0
