@@ -65,34 +65,26 @@ def iter_trajectories(path: Path, tasks: Any) -> Iterator[tuple[int, Any, list]]
     `tasks` is anything with `get(task_id) -> Task | None`.
     """
     from rods.reward.progress import check_steps
+    from rods.tasks.jsonlines import iter_json_objects
 
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such trajectory file")
-    with path.open(encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as err:
-                raise TrajectoryError(path, lineno, None, f"invalid JSON ({err.msg} at column {err.colno})") from None
-            if not isinstance(obj, dict):
-                raise TrajectoryError(path, lineno, None, f"expected a JSON object, got {type(obj).__name__}")
-            task_id = obj.get("task_id")
-            if not isinstance(task_id, str):
-                raise TrajectoryError(path, lineno, "task_id", "missing or not a string")
-            task = tasks.get(task_id)
-            if task is None:
-                raise TrajectoryError(path, lineno, "task_id", f"unknown task {task_id!r}")
-            if "steps" not in obj:
-                raise TrajectoryError(path, lineno, "steps", "missing")
-            steps = obj["steps"]
-            try:
-                check_steps(steps, task.num_turns)
-            except ValueError as err:
-                field, _, reason = str(err).partition(": ")
-                raise TrajectoryError(path, lineno, field, reason) from None
-            yield lineno, task, steps
+    for lineno, obj in iter_json_objects(path, TrajectoryError):
+        task_id = obj.get("task_id")
+        if not isinstance(task_id, str):
+            raise TrajectoryError(path, lineno, "task_id", "missing or not a string")
+        task = tasks.get(task_id)
+        if task is None:
+            raise TrajectoryError(path, lineno, "task_id", f"unknown task {task_id!r}")
+        if "steps" not in obj:
+            raise TrajectoryError(path, lineno, "steps", "missing")
+        steps = obj["steps"]
+        try:
+            check_steps(steps, task.num_turns)
+        except ValueError as err:
+            field, _, reason = str(err).partition(": ")
+            raise TrajectoryError(path, lineno, field, reason) from None
+        yield lineno, task, steps
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from rods.tasks.jsonlines import iter_json_objects
 from rods.tasks.model import Task
 
 
@@ -52,15 +53,8 @@ def iter_tasks(path: str | Path) -> Iterator[Task]:
     if path.suffix == ".parquet":
         yield from _iter_parquet(path)
         return
-    with path.open(encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as err:
-                raise TaskFileError(path, lineno, None, f"invalid JSON ({err.msg} at column {err.colno})") from None
-            yield parse_task(obj, path, lineno)
+    for lineno, obj in iter_json_objects(path, TaskFileError):
+        yield parse_task(obj, path, lineno)
 
 
 def _iter_parquet(path: Path) -> Iterator[Task]:
