@@ -36,7 +36,7 @@ from rods.synth.executor import Execution, Executor
 from rods.synth.judge import Judge
 from rods.synth.planner import Plan, Planner, PlannerConfig
 from rods.synth.profile import ComplexityProfile, environment_made, profile_of, trace_task
-from rods.synth.rewriter import Rewriter, mechanical_queries, turn_contexts, with_queries
+from rods.synth.rewriter import Rewriter, RewriteError, turn_contexts, with_queries
 from rods.synth.values import is_distinctive, leaves
 from rods.tasks.model import Provenance, Task
 
@@ -52,10 +52,14 @@ class SynthConfig:
     Attributes:
         per_seed: variants attempted per seed.
         max_attempts: plan/execute runs per variant (paper: 3).
-        rewrite: the Rewrite stage (off: the no-rewrite ablation).
+        rewrite: write all turns' queries in one call that sees the whole plan
+            and the narrative (off: the paper's no-rewrite ablation: each turn's
+            query written on its own, one call per turn, no narrative).
         narrative: the planner's narrative (off: the no-narrative ablation).
-        feedback_repair: Config Patches, re-planning and judge->rewrite repair
-            (off: the no-feedback-repair ablation: one shot per variant).
+        feedback_repair: error feedback to the planner (blacklist, failure
+            memory), Config Patches and judge->rewrite repair (off: the paper's
+            no-feedback-repair ablation: the same `max_attempts`, each a blind
+            re-sample with a fresh random stream, no patch, no repair).
         judge: the Judge stage.
         augment: turn accepted variants into miss_func / miss_param variants
             ("none", or the probability of trying one).
@@ -269,10 +273,12 @@ class Pipeline:
         plan: Plan | None = None
         last = "no attempt"
         replan = True
-        for attempts in range(1, (cfg.max_attempts if cfg.feedback_repair else 1) + 1):
+        blind = not cfg.feedback_repair  # no_feedback_repair ablation: blind re-sampling, no feedback (lang)
+        for attempts in range(1, cfg.max_attempts + 1):
             if replan:
                 stats.attempts["plan"] += 1
-                plan = self.planner.plan(seed, rng=rng, attempt=attempts, blacklist=frozenset(blacklist))
+                plan = self.planner.plan(seed, rng=rng, attempt=attempts,
+                                         blacklist=frozenset() if blind else frozenset(blacklist))
                 stats.passed["plan"] += 1
             stats.attempts["execute"] += 1
             execution = self.executor.run(plan)
@@ -287,8 +293,11 @@ class Pipeline:
                 blacklist.update(plan.substitutions.values() or [c.name for c in plan.calls])
                 replan = True
                 continue
-            self.planner.remember_failure(seed, execution.failure.function)
             last = f"execution:{execution.failure.function}"
+            if blind:  # (lang) the ablation: no failure memory, no patch; the next attempt re-samples
+                replan = True
+                continue
+            self.planner.remember_failure(seed, execution.failure.function)
             patch = self.executor.patch(plan, execution) if cfg.feedback_repair else None
             kind = patch.split(":")[-1].strip().split(" ")[0] if patch else None
             if patch and kind not in patched:  # the same repair twice would not help
@@ -304,11 +313,22 @@ class Pipeline:
         raise Rejected(last)
 
     def _rewrite_and_judge(self, task: Task, plan: Plan, execution: Execution, stats: SynthStats) -> Task:
-        """Write the queries, judge them; a query fault goes back to the rewriter once."""
+        """Write the queries (jointly, or each turn on its own), judge them; a query fault goes back once.
+
+        A rewrite answer the pipeline cannot use is a counted rejection
+        (``rewrite:bad_answer``), never an internal error.
+        """
         cfg = self.config
         turns = turn_contexts(plan, execution)
         stats.attempts["rewrite"] += 1
-        queries = self.rewriter.rewrite(plan, execution, turns=turns) if cfg.rewrite else mechanical_queries(plan)
+        try:
+            if cfg.rewrite:
+                queries = self.rewriter.rewrite(plan, execution, turns=turns)
+            else:
+                queries = self.rewriter.rewrite_each(plan, execution, turns=turns)
+        except RewriteError as err:
+            logger.debug("unusable rewrite: %s", err)
+            raise Rejected("rewrite:bad_answer") from None
         task = Task.model_validate({**task.model_dump(), "question": with_queries(plan.seed, queries)})
         stats.passed["rewrite"] += 1
         if not cfg.judge:
@@ -316,7 +336,10 @@ class Pipeline:
         stats.attempts["judge"] += 1
         judgement = self.judge.judge(task, execution, turns)
         if judgement.fault == "query" and cfg.rewrite and cfg.feedback_repair:
-            queries = self.rewriter.rewrite(plan, execution, feedback=judgement.failed_reasons(), turns=turns)
+            try:
+                queries = self.rewriter.rewrite(plan, execution, feedback=judgement.failed_reasons(), turns=turns)
+            except RewriteError:
+                raise Rejected("rewrite:bad_answer") from None
             task = Task.model_validate({**task.model_dump(), "question": with_queries(plan.seed, queries)})
             judgement = self.judge.judge(task, execution, turns)
         if not judgement.passed:

@@ -12,8 +12,16 @@ earlier ones. Turn kinds tell it what each turn is for:
 * ``supply_missing``: give that value;
 * ``reveal``: BFCL's reveal turn, no query (``question[t] == []``).
 
-With the stage switched off (the no-rewrite ablation), the seed's own queries
-are reused with the plan's value mapping applied (:func:`mechanical_queries`).
+With joint rewriting switched off (the paper's no-rewrite ablation) each
+turn's query is written on its own (:meth:`Rewriter.rewrite_each`, purpose
+``"rewrite.turn"``): one backend call per turn that sees only that turn's
+calls, no other turn and no narrative, so cross-turn coherence is lost.
+
+The JSON schema sent with the request pins the array's length to the number of
+turns and caps each query's length, so servers with constrained decoding get it
+right; an answer of the wrong shape (6 queries for 5 turns) goes back to the
+model for repair (`LLMBackend.chat`) and then counts as a rejection, as does
+anything that still does not fit (:class:`RewriteError`), never as an error.
 """
 
 from __future__ import annotations
@@ -27,10 +35,28 @@ from rods.synth.executor import Execution
 from rods.synth.planner import Plan
 from rods.tasks.model import Task
 
-QUERIES_SCHEMA = {
+#: Longest query the schema allows (characters).
+MAX_QUERY_CHARS = 1200
+
+
+class RewriteError(ValueError):
+    """The backend's rewrite could not be used (wrong number of queries, wrong types)."""
+
+
+def queries_schema(n: int) -> dict[str, Any]:
+    """JSON schema of a rewrite answer: exactly `n` strings of bounded length."""
+    return {
+        "type": "object",
+        "properties": {"queries": {"type": "array", "minItems": n, "maxItems": n,
+                                   "items": {"type": "string", "maxLength": MAX_QUERY_CHARS}}},
+        "required": ["queries"],
+    }
+
+
+TURN_SCHEMA = {
     "type": "object",
-    "properties": {"queries": {"type": "array", "items": {"type": "string"}}},
-    "required": ["queries"],
+    "properties": {"query": {"type": "string", "maxLength": MAX_QUERY_CHARS}},
+    "required": ["query"],
 }
 
 
@@ -103,17 +129,45 @@ class Rewriter:
         )
         reply = self.backend.chat(
             [{"role": "system", "content": "You write realistic user requests."}, {"role": "user", "content": prompt}],
-            json_schema=QUERIES_SCHEMA, purpose="rewrite", context=context,
+            json_schema=queries_schema(len(turns)), purpose="rewrite", context=context,
         )
-        queries = [str(q) for q in reply.data["queries"]]
-        if len(queries) != len(turns):
-            raise ValueError(f"rewrite returned {len(queries)} queries for {len(turns)} turns")
+        queries = fit(reply.data, turns)
         return ["" if t["kind"] == "reveal" else q.strip() for t, q in zip(turns, queries)]
 
+    def rewrite_each(self, plan: Plan, execution: Execution, turns: list[dict[str, Any]] | None = None) -> list[str]:
+        """The no-rewrite ablation: one call per turn, each seeing only its own turn."""
+        turns = turns or turn_contexts(plan, execution)
+        out = []
+        for turn in turns:
+            if turn["kind"] == "reveal":
+                out.append("")
+                continue
+            prompt = (
+                "Write the user's message to a tool-using assistant that asks for exactly these calls' outcomes, "
+                "mentioning every value the user must provide and never naming functions. 'ask_missing': leave "
+                "out the missing value; 'supply_missing': give only that value.\n"
+                f"Turn: {json.dumps(turn, default=str)[:3000]}\nAnswer as JSON {{\"query\": string}}."
+            )
+            reply = self.backend.chat(
+                [{"role": "system", "content": "You write realistic user requests."},
+                 {"role": "user", "content": prompt}],
+                json_schema=TURN_SCHEMA, purpose="rewrite.turn", context={"turn": turn},
+            )
+            query = (reply.data or {}).get("query") if isinstance(reply.data, dict) else None
+            if not isinstance(query, str):
+                raise RewriteError(f"turn {turn['turn']}: the rewrite gave no query string")
+            out.append(query.strip())
+        return out
 
-def mechanical_queries(plan: Plan) -> list[str]:
-    """The no-rewrite ablation: the seed's queries with the plan's value mapping applied."""
-    return [" ".join(plan.remapper.text(m.content) for m in turn) for turn in plan.seed.question]
+
+def fit(data: Any, turns: list[dict[str, Any]]) -> list[str]:
+    """The answer's queries, one per turn, or `RewriteError`."""
+    queries = data.get("queries") if isinstance(data, dict) else None
+    if not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):
+        raise RewriteError("the rewrite gave no list of query strings")
+    if len(queries) != len(turns):
+        raise RewriteError(f"rewrite returned {len(queries)} queries for {len(turns)} turns")
+    return queries
 
 
 def with_queries(task: Task, queries: list[str]) -> list[list[dict[str, str]]]:
