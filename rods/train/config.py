@@ -109,6 +109,12 @@ class GRPOSettings(_Section):
     reward: Literal["progress", "binary"] = Field(
         "progress", description="Reward of a rollout: the progress reward RP (paper) or the binary BFCL verdict."
     )
+    engine_signal: Literal["progress", "binary"] | None = Field(
+        None,
+        description="What the data engine's ledger sees for boundary detection: the progress reward RP (paper) or "
+        "the binary verdict (the paper's binary-detection ablation: the policy still trains on `reward`); "
+        "default: the training reward.",
+    )
     gradient_accumulation_steps: int = Field(1, ge=1, description="Micro-batches per optimizer step.")
     per_device_train_batch_size: int | None = Field(
         None, ge=1, description="Rollouts per micro-batch (default: tasks_per_step*K / gradient_accumulation_steps)."

@@ -50,7 +50,9 @@ def test_paper_and_ablations_differ_only_where_they_say():
     assert paper.synthesis.backend == "openai" and "32B" in paper.synthesis.backend_args["model"]
     assert paper.engine["capacity"] == 400 and paper.data.seeds == "train"
     ab = CONFIGS / "ablations"
-    assert load_config(ab / "binary_reward.yaml").grpo.reward == "binary"
+    assert load_config(ab / "binary_reward_training.yaml").grpo.reward == "binary"
+    detection = load_config(ab / "binary_detection.yaml").grpo
+    assert (detection.reward, detection.engine_signal) == ("progress", "binary")
     assert load_config(ab / "random_seeds.yaml").engine_config().random_seeds
     assert load_config(ab / "no_retirement.yaml").engine_config().no_retirement
     assert load_config(ab / "one_shot_synthesis.yaml").engine_config().one_shot

@@ -88,6 +88,9 @@ class RodsVerlSettings:
         namespace: Ray namespace of the named actors.
         detached: keep the engine actor alive when the driver exits.
         reward: the training reward: ``progress`` (RP, the paper) or ``binary``.
+        engine_signal: what the engine's boundary detection observes:
+            ``progress`` or ``binary`` (the binary-detection ablation); None:
+            the training reward.
         tool_format: how the policy writes calls (``hermes`` or ``pythonic``).
         max_steps_per_turn: tool-calling replies allowed per user turn.
         synthesis: the synthesis workers; None runs without synthesis
@@ -101,6 +104,7 @@ class RodsVerlSettings:
     namespace: str = "rods"
     detached: bool = False
     reward: Literal["progress", "binary"] = "progress"
+    engine_signal: Literal["progress", "binary"] | None = None
     tool_format: Literal["hermes", "pythonic"] = "hermes"
     max_steps_per_turn: int = 20
     synthesis: SynthesisSettings | None = None
@@ -108,6 +112,8 @@ class RodsVerlSettings:
     def __post_init__(self) -> None:
         if self.reward not in ("progress", "binary"):
             raise ValueError(f"rods.reward must be 'progress' or 'binary', got {self.reward!r}")
+        if self.engine_signal not in (None, "progress", "binary"):
+            raise ValueError(f"rods.engine_signal must be 'progress', 'binary' or null, got {self.engine_signal!r}")
         if self.tool_format not in ("hermes", "pythonic"):
             raise ValueError(f"rods.tool_format must be 'hermes' or 'pythonic', got {self.tool_format!r}")
         if self.max_steps_per_turn < 1:
