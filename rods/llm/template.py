@@ -167,6 +167,8 @@ class TemplateBackend(LLMBackend):
             if spoken == 0:
                 intro = anchor(ctx.get("narrative"), [c["function"] for t in turns for c in t.get("calls", [])])
                 text = f"{intro} {body}".strip()
+            elif turn.get("kind") == "supply_missing":
+                text = body
             elif i == last and spoken > 1:
                 text = f"To wrap up, {body[0].lower()}{body[1:]}"
             else:

@@ -127,7 +127,8 @@ class Judge:
         reply = self.backend.chat(
             [{"role": "system", "content": "You review synthetic conversations between users and tool agents."},
              {"role": "user", "content": "For these user queries and the tool calls each turn needs, judge: "
-              "'natural' (do the queries read like a real user?) and 'intent' (does each query ask for exactly "
+              "'natural' (do the queries read like a real user asking for outcomes, without reciting function "
+              "descriptions or parameter names?) and 'intent' (does each query ask for exactly "
               f"its calls?). Queries: {json.dumps(queries)[:3000]}. Calls: {json.dumps(turns, default=str)[:3000]}. "
               "Answer as JSON {\"verdicts\": {\"natural\": {\"pass\": bool, \"reason\": str}, "
               "\"intent\": {\"pass\": bool, \"reason\": str}}}."}],

@@ -92,7 +92,8 @@ def turn_contexts(plan: Plan, execution: Execution) -> list[dict[str, Any]]:
                 out.append({"turn": t, "kind": "calls", "calls": [_call_info(plan, execution, j) for j in per_turn[t]]})
             continue
         calls = [_call_info(plan, execution, j) for j in per_turn[t + 1]]
-        missing = _pick_missing(calls) if seed.category == "miss_param" and seed.question[t + 1] else None
+        said = [c.arguments for c in execution.calls[: max(per_turn[t + 1], default=-1) + 1]]
+        missing = _pick_missing(calls, said) if seed.category == "miss_param" and seed.question[t + 1] else None
         if missing:
             out.append({"turn": t, "kind": "ask_missing", "calls": calls, "missing": missing})
         else:
@@ -100,11 +101,17 @@ def turn_contexts(plan: Plan, execution: Execution) -> list[dict[str, Any]]:
     return out
 
 
-def _pick_missing(calls: list[dict[str, Any]]) -> dict[str, Any] | None:
-    for call in calls:
-        for key, value in call["arguments"].items():
-            if key not in call["bound"] and isinstance(value, (str, int, float)) and not isinstance(value, bool):
-                return {"index": call["index"], "param": key, "value": value}
+def _pick_missing(calls: list[dict[str, Any]], said: list[dict[str, Any]] = ()) -> dict[str, Any] | None:
+    """The value a miss_param turn leaves out: a user-given scalar, preferably one no other argument
+    up to that turn repeats (otherwise the query would still say it elsewhere)."""
+    candidates = [(call, key, value) for call in calls for key, value in call["arguments"].items()
+                  if key not in call["bound"] and isinstance(value, (str, int, float)) and not isinstance(value, bool)]
+
+    def repeated(value: Any) -> bool:
+        return sum(v == value for args in said for v in args.values()) > 1
+
+    for call, key, value in sorted(candidates, key=lambda c: repeated(c[2])):
+        return {"index": call["index"], "param": key, "value": value}
     return None
 
 
@@ -120,9 +127,12 @@ class Rewriter:
         context = {"narrative": plan.narrative, "turns": turns, "feedback": feedback or []}
         prompt = (
             "Write the user's message for every turn of this conversation with a tool-using assistant. "
-            "Turns must read as one coherent story and refer to each other. Mention every value the user "
-            "must provide; never name functions. For an 'ask_missing' turn leave out the missing value; "
-            "for a 'supply_missing' turn give only that value; for a 'reveal' turn write an empty string.\n"
+            "Turns must read as one coherent story that follows the narrative, and later turns may refer back "
+            "to earlier ones ('that file', 'the same folder'). Ask for OUTCOMES in a person's own words: never "
+            "name functions, never repeat their descriptions, never write parameter names. Mention every value "
+            "the user must provide; never give away a value listed in 'bound' (the assistant must get it from "
+            "an earlier result). For an 'ask_missing' turn leave out the missing value; for a 'supply_missing' "
+            "turn give only that value; for a 'reveal' turn write an empty string.\n"
             f"Narrative: {plan.narrative or '(none)'}\nTurns: {json.dumps(turns, default=str)[:6000]}\n"
             + (f"Fix these problems of your previous attempt: {feedback}\n" if feedback else "")
             + f"Answer as JSON {{\"queries\": [one string per turn, {len(turns)} in all]}}."
@@ -143,8 +153,9 @@ class Rewriter:
                 out.append("")
                 continue
             prompt = (
-                "Write the user's message to a tool-using assistant that asks for exactly these calls' outcomes, "
-                "mentioning every value the user must provide and never naming functions. 'ask_missing': leave "
+                "Write the user's message to a tool-using assistant that asks for exactly these calls' outcomes "
+                "in a person's own words, mentioning every value the user must provide (never one listed in "
+                "'bound'), never naming functions, their descriptions or parameter names. 'ask_missing': leave "
                 "out the missing value; 'supply_missing': give only that value.\n"
                 f"Turn: {json.dumps(turn, default=str)[:3000]}\nAnswer as JSON {{\"query\": string}}."
             )

@@ -137,6 +137,13 @@ def test_judge_records_five_verdicts_with_reasons(seeds_by_category, template, a
     bad = Judge(template).judge(vague, run, turns)
     assert bad.fault == "query"
     assert not bad.verdicts["values"].passed or not bad.verdicts["intent"].passed
+    # a query that recites its call's description fails "natural" for every backend
+    longest = [max(turn["calls"], key=lambda c: len(c["description"]), default=None) for turn in turns]
+    recite = [[{"role": "user", "content": c["description"] + " " + " ".join(str(v) for v in c["arguments"].values())}]
+              if c else list(task.question[i]) for i, c in enumerate(longest)]
+    leaky = Judge(template).judge(Task.model_validate({**task.model_dump(), "question": recite}), run, turns)
+    assert not leaky.verdicts["natural"].passed and "recites" in leaky.verdicts["natural"].reason
+    assert leaky.fault == "query"
     # queries that name the functions read like code, not like a user
     code = [[{"role": "user", "content": " ".join(task.ground_truth[t]) or "ok"}] for t in range(task.num_turns)]
     coded = Judge(template).judge(Task.model_validate({**task.model_dump(), "question": code}), run, turns)
@@ -213,3 +220,19 @@ def test_a_miscounted_rewrite_is_a_counted_rejection_never_an_internal_error(see
         assert queries["minItems"] == queries["maxItems"] == n and queries["items"]["maxLength"] > 0
     with pytest.raises(RewriteError, match="6 queries for 5 turns"):
         fit({"queries": ["q"] * 6}, [{"kind": "calls"}] * 5)
+
+
+def test_template_variants_leak_no_docs_over_40_stratified_seeds(seeds_by_category, api_graph):
+    """The issue's bar: 40 stratified train seeds x 3 variants, query_leak <= 0.1, acceptance >= 0.5."""
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=3, workers=2), graph=api_graph)
+    accepted = pipeline(stratified(seeds_by_category, 10))
+    assert pipeline.report()["acceptance_rate"] >= 0.5
+    leak = sum(query_leak(t) for t in accepted) / len(accepted)
+    assert leak <= 0.1, [q for t in accepted for q, fns in asking_turns(t) if leaks(q, fns)][:3]
+    # reciting a (long enough) description in any asking turn raises the task's leak
+    task, t, name = next((task, t, gt[0].split("(")[0]) for task in accepted for t, gt in enumerate(task.ground_truth)
+                         if gt and task.question[t]
+                         and len(describe(function_docs()[gt[0].split("(")[0]]).split()) >= 6)
+    recited = [list(q) for q in task.question]
+    recited[t] = [{"role": "user", "content": describe(function_docs()[name])}]
+    assert query_leak(Task.model_validate({**task.model_dump(), "question": recited})) > query_leak(task)
