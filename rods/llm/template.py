@@ -82,11 +82,36 @@ def request(turn: dict[str, Any], said: set[str]) -> str:
         return f"Sorry, I forgot to say: I meant {say(miss['value'])} for the {NOUNS.get(miss['param'], 'one')}."
     missing = turn.get("missing", {}) if turn.get("kind") == "ask_missing" else {}
     steps = [call_outcome(c, missing.get("param") if c.get("index") == missing.get("index") else None, said)
-             for c in turn.get("calls", [])]
+             for c in grouped(turn.get("calls", []), missing.get("index"))]
     if not steps:
         return "Could you check where things stand?"
     body = steps[0] if len(steps) == 1 else ", then ".join(steps[:-1]) + ", and after that " + steps[-1]
     return f"Could you {body}?"
+
+
+def grouped(calls: list[dict[str, Any]], keep: int | None = None, least: int = 3) -> list[dict[str, Any]]:
+    """Runs of `least`+ calls of one function with one user-given argument each become one call with
+    a list ("remove 'a', 'b' and 'c'"), as a person lists items instead of repeating the request."""
+    def single(call: dict[str, Any]) -> str | None:
+        args = call.get("arguments", {})
+        if len(args) == 1 and not call.get("args") and not call.get("bound") and call.get("index") != keep:
+            (key, value), = args.items()
+            return key if isinstance(value, (str, int, float)) else None
+        return None
+
+    out: list[dict[str, Any]] = []
+    i = 0
+    while i < len(calls):
+        j, key = i, single(calls[i])
+        while j + 1 < len(calls) and key and calls[j + 1]["function"] == calls[i]["function"] \
+                and single(calls[j + 1]) == key:
+            j += 1
+        if key and j - i + 1 >= least:
+            out.append({**calls[i], "arguments": {key: [c["arguments"][key] for c in calls[i:j + 1]]}})
+        else:
+            out.extend(calls[i:j + 1])
+        i = j + 1
+    return out
 
 
 def spoken_values(turn: dict[str, Any]) -> set[str]:

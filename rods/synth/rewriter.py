@@ -36,7 +36,7 @@ from rods.synth.planner import Plan
 from rods.tasks.model import Task
 
 #: Longest query the schema allows (characters).
-MAX_QUERY_CHARS = 1200
+MAX_QUERY_CHARS = 4000
 
 
 class RewriteError(ValueError):
