@@ -282,7 +282,10 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
         if param not in arguments or arguments[param] in (None, ""):
             continue
         value = arguments[param]
-        if isinstance(segment, tuple):  # a boolean: (said when true, said when false)
+        if param in bound_set or param == missing:  # never the value itself: "that file", "some file"
+            piece = "with " + slot(param, value, bound=bound_set, missing=missing, said=said_set) \
+                if not isinstance(segment, str) else fill(segment)
+        elif isinstance(segment, tuple):  # a boolean: (said when true, said when false)
             piece = segment[0] if value else segment[1]
         elif isinstance(segment, dict):  # a code the user says in words ("w" -> "word by word")
             piece = segment.get(value) or say(value)
