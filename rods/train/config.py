@@ -10,7 +10,7 @@ and validated there) and `synthesis` (backend and pipeline options).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -150,8 +150,7 @@ class WarmStartSettings(_Section):
     eval_tasks: int = Field(16, ge=0, description="Seeds whose first reply measures the tool-call parse rate before/after.")
 
 
-#: Synthesis backends a config may name (`rods.llm.make_backend`).
-BACKENDS = ("template", "openai", "local")
+#: Synthesis backends a config may name (the names of `rods.llm.make_backend`).
 BackendName = Literal["template", "openai", "local"]
 
 
@@ -259,7 +258,7 @@ class TrainConfig(_Section):
         synth = self.synthesis
         if synth.enabled and synth.backend is None and not synth.backends:
             raise ValueError(
-                f"synthesis.backend is required when synthesis is enabled: choose one of {', '.join(BACKENDS)} "
+                f"synthesis.backend is required when synthesis is enabled: choose one of {', '.join(get_args(BackendName))} "
                 "(template is the model-free offline fallback, not the paper's method), list several under "
                 "synthesis.backends, or set synthesis.enabled: false"
             )
