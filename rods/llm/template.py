@@ -117,9 +117,11 @@ def grouped(calls: list[dict[str, Any]], keep: int | None = None, least: int = 3
 def spoken_values(turn: dict[str, Any]) -> set[str]:
     """The string values a turn's query said (later turns may refer back to them)."""
     out = {str(turn["missing"]["value"])} if turn.get("kind") == "supply_missing" else set()
+    missing = turn.get("missing", {}) if turn.get("kind") == "ask_missing" else {}
     for call in turn.get("calls", []):
-        bound = set(call.get("bound", []))
-        out |= {v for k, v in call.get("arguments", {}).items() if isinstance(v, str) and k not in bound}
+        skip = set(call.get("bound", [])) | ({missing.get("param")} if call.get("index") == missing.get("index")
+                                             else set())
+        out |= {v for k, v in call.get("arguments", {}).items() if isinstance(v, str) and k not in skip}
     return out
 
 
