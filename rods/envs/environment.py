@@ -32,7 +32,7 @@ import decimal
 import inspect
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rods.envs.calls import CallParseError, ToolCall, parse_call_text
@@ -208,17 +208,19 @@ class ToolEnvironment:
         """Names that can be called in this environment."""
         return frozenset(self._owners)
 
-    def execute(self, call: str | ToolCall) -> str:
+    def execute(self, call: str | ToolCall, formatter: Callable[[Any], str] = format_result) -> str:
         """Execute one call (text or `ToolCall`) and return its BFCL-formatted result.
 
         Never raises for bad model input: parse errors, unknown or refused names
         and exceptions inside the API all come back as `Error during execution: ...`.
         A text holding a list of calls runs them in order and returns `str` of
-        their raw results, as BFCL's `eval` of a list would.
+        their raw results, as BFCL's `eval` of a list would. `formatter` turns a
+        single call's return value into its result (the reward passes one that
+        skips formatting results no check can use).
         """
         if isinstance(call, ToolCall):
             try:
-                return self._run(call, formatted=True)
+                return self._run(call, formatter)
             except Exception as err:
                 return f"{ERROR_PREFIX}{err}"
         try:
@@ -227,17 +229,17 @@ class ToolEnvironment:
             return f"{ERROR_PREFIX}{err}"
         try:
             if container is None:
-                return self._run(calls[0], formatted=True)
+                return self._run(calls[0], formatter)
             return str(container(self._run(c) for c in calls))
         except Exception as err:
             return f"{ERROR_PREFIX}{err}"
 
-    def execute_all(self, calls: Iterable[str | ToolCall]) -> list[str]:
+    def execute_all(self, calls: Iterable[str | ToolCall], formatter: Callable[[Any], str] = format_result) -> list[str]:
         """Execute calls in order; one formatted result per call."""
-        return [self.execute(c) for c in calls]
+        return [self.execute(c, formatter) for c in calls]
 
-    def _run(self, call: ToolCall, formatted: bool = False) -> Any:
-        """Call the method; return its raw result, or its BFCL-formatted string if `formatted`."""
+    def _run(self, call: ToolCall, formatter: Callable[[Any], str] | None = None) -> Any:
+        """Call the method; return its raw result, or `formatter(result)` if a formatter is given."""
         name = call.name
         if name in BLOCKED_NAMES:
             raise RuntimeError(f"Function call {name} is not allowed.")
@@ -254,9 +256,9 @@ class ToolEnvironment:
         if not all(type(v) in _ATOMIC for v in kwargs.values()):
             kwargs = copy.deepcopy(kwargs)
         if owner == "MathAPI":
-            return _run_isolating_precision(method, args, kwargs, formatted)
+            return _run_isolating_precision(method, args, kwargs, formatter)
         result = method(*args, **kwargs)
-        return format_result(result) if formatted else result
+        return formatter(result) if formatter is not None else result
 
     # -- state ---------------------------------------------------------------
 
@@ -299,7 +301,7 @@ def _check_math_limits(method: Any, args: tuple, kwargs: dict) -> None:
             raise ValueError(f"{param}={value} exceeds the limit of {limit} for {fn}")
 
 
-def _run_isolating_precision(method: Any, args: tuple, kwargs: dict, formatted: bool) -> Any:
+def _run_isolating_precision(method: Any, args: tuple, kwargs: dict, formatter: Callable[[Any], str] | None) -> Any:
     """Run a MathAPI method without leaking its process-global precision changes.
 
     The result is formatted inside the call's precision, as BFCL formats it
@@ -312,6 +314,6 @@ def _run_isolating_precision(method: Any, args: tuple, kwargs: dict, formatted: 
     try:
         with decimal.localcontext():
             result = method(*args, **kwargs)
-            return format_result(result) if formatted else result
+            return formatter(result) if formatter is not None else result
     finally:
         mpmath.mp.dps = dps
