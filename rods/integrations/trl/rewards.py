@@ -3,7 +3,7 @@
 The rollout already scored each episode turn by turn (`progress`, `binary`
 columns from `MultiTurnRollout`); this function only picks one of them and,
 because TRL hands it the G rollouts of a task together, forwards each group to
-`DataEngine.observe`: detection costs no extra inference (DESIGN §3).
+`DataEngine.observe`: detection costs no extra inference (docs/design.md §3.2).
 """
 
 from __future__ import annotations
