@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -33,7 +32,6 @@ from rods.integrations.verl.settings import RodsVerlSettings, SynthesisSettings 
 
 HERE = Path(__file__).resolve().parent
 CONFIG_DIR = HERE.parents[2] / "configs" / "verl"
-sys.path.insert(0, str(HERE))
 from verl_variants import make_variant  # noqa: E402
 
 pytestmark = pytest.mark.slow
