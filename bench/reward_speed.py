@@ -37,9 +37,9 @@ import time
 from pathlib import Path
 
 from rods.reward import ProgressScorer, clear_ground_truth_cache, ground_truth_for, is_empty_response, score
-from rods.reward.progress import _same_calls
 from rods.reward.official import official_verdict
 from rods.reward.perturb import KINDS, perturb
+from rods.reward.progress import _same_calls
 from rods.tasks import CATEGORIES, load_bfcl_tasks
 
 
@@ -113,7 +113,8 @@ def breakdown(pairs, empty_file: Path, out: Path):
     """Where rods' K=16 CPU time goes: one empty `rods reward` run, then `score`'s steps timed in-process."""
     with Clock() as startup:
         subprocess.run(
-            [sys.executable, "-m", "rods", "reward", "--trajectories", str(empty_file), "--out", str(out), "--no-cache"],
+            [sys.executable, "-m", "rods", "reward", "--trajectories", str(empty_file), "--out", str(out),
+             "--no-cache"],
             check=True, capture_output=True,
         )
     clear_ground_truth_cache()
@@ -170,7 +171,8 @@ def main() -> int:
     args = parser.parse_args()
 
     tasks = choose_tasks(args.per_category)
-    single = [(t, perturb(t, kind)) for t in tasks for kind in ("replay", "dropped", "wrong_argument", "moved_between_turns")]
+    kinds = ("replay", "dropped", "wrong_argument", "moved_between_turns")
+    single = [(t, perturb(t, kind)) for t in tasks for kind in kinds]
     single = [(t, s) for t, s in single if s is not None]
     group = [(t, s) for t in tasks for s in rollouts(t, args.k)]
 
@@ -205,7 +207,8 @@ def main() -> int:
 
     print(f"{len(tasks)} tasks ({args.per_category} per category); {len(single)} single trajectories; "
           f"{len(group)} trajectories at K={args.k}; {sum(official_k)} of the K={args.k} pass BFCL")
-    print(f"{'regime':<34}{'official cpu/wall (s)':>22}{'rods cpu/wall (s)':>19}{'ms/traj off/rods (cpu)':>24}{'speedup cpu/wall':>18}")
+    print(f"{'regime':<34}{'official cpu/wall (s)':>22}{'rods cpu/wall (s)':>19}"
+          f"{'ms/traj off/rods (cpu)':>24}{'speedup cpu/wall':>18}")
     rows = [
         ("single, cold GT cache (in-process)", official_single_t, rods_single_t, len(single)),
         (f"K={args.k}, `rods reward`, cached GT", official_k_t, rods_k_t, len(group)),
@@ -215,7 +218,8 @@ def main() -> int:
     for name, off, ours, n in rows:
         print(
             f"{name:<34}{off.cpu:>12.2f} /{off.wall:>7.2f}{ours.cpu:>10.2f} /{ours.wall:>6.2f}"
-            f"{1e3 * off.cpu / n:>14.3f} /{1e3 * ours.cpu / n:>6.3f}{off.cpu / ours.cpu:>10.1f}x /{off.wall / ours.wall:>4.1f}x"
+            f"{1e3 * off.cpu / n:>14.3f} /{1e3 * ours.cpu / n:>6.3f}"
+            f"{off.cpu / ours.cpu:>10.1f}x /{off.wall / ours.wall:>4.1f}x"
         )
     print(f"agreement with BFCL (binary verdict): {agree}/{len(single) + len(group)}")
     total = sum(parts.values())

@@ -120,8 +120,10 @@ def _from_python(text: str) -> tuple[tuple[ToolCall, ...], type | None]:
     except (ValueError, RecursionError, MemoryError) as err:
         raise CallParseError(f"unparsable call text: {type(err).__name__}") from None
     body = tree.body
-    container = list if isinstance(body, ast.List) else tuple if isinstance(body, ast.Tuple) else None
-    nodes = body.elts if container else [body]
+    container: type | None = None
+    nodes: list[ast.expr] = [body]
+    if isinstance(body, ast.List | ast.Tuple):
+        container, nodes = (list if isinstance(body, ast.List) else tuple), body.elts
     if len(nodes) > MAX_CALLS:
         raise CallParseError(f"too many calls in one text ({len(nodes)} > {MAX_CALLS})")
     return tuple(_call_from_node(node, text) for node in nodes), container
@@ -134,7 +136,7 @@ def _call_from_node(node: ast.expr, text: str) -> ToolCall:
         raise CallParseError(f"only plain function names can be called, got {_describe(node.func, text)}")
     name = node.func.id
     check_name(name)
-    args = []
+    args: list[Any] = []
     for arg in node.args:
         if isinstance(arg, ast.Starred):
             raise CallParseError(f"{name}: starred arguments are not allowed")

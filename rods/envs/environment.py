@@ -18,9 +18,10 @@ without its `eval` and without its module-global instance cache:
 Isolation: after loading, every instance is deep-copied (a pickle round trip),
 so no instance shares mutable data with BFCL's module-level tables (the
 long-context travel cards and bookings hang the module's own dicts into
-`credit_card_list` and `booking_record`), nor with another rollout. The vehicle API's long-context weather dict is written
-and returned in the same call (the written value comes from the instance's own
-seeded `_random`), so nothing flows through it between rollouts. The MathAPI's
+`credit_card_list` and `booking_record`), nor with another rollout. The vehicle
+API's long-context weather dict is written and returned in the same call (the
+written value comes from the instance's own seeded `_random`), so nothing flows
+through it between rollouts. The MathAPI's
 process-global precision (`mpmath.mp.dps`, the `decimal` context) is restored
 after every call.
 """
@@ -33,7 +34,7 @@ import inspect
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rods.envs.calls import CallParseError, ToolCall, parse_call_text
 from rods.envs.classes import (  # noqa: F401 - CLASS_MODULES & co. re-exported for callers
@@ -103,7 +104,8 @@ class EnvTemplate:
     def load(cls, task: Task) -> EnvTemplate:
         """A template of a task's initial state (loaded as `ToolEnvironment(task)` would)."""
         classes = list(task.involved_classes)
-        return cls({c: load_frozen(c, task.initial_config, task.long_context) for c in classes}, classes, task.long_context)
+        blobs = {c: load_frozen(c, task.initial_config, task.long_context) for c in classes}
+        return cls(blobs, classes, task.long_context)
 
     @classmethod
     def load_with_state(cls, task: Task) -> tuple[EnvTemplate, dict[str, dict[str, Any]]]:
@@ -120,7 +122,8 @@ class EnvTemplate:
     def spawn(self) -> ToolEnvironment:
         """A new environment in the frozen state."""
         env = ToolEnvironment.__new__(ToolEnvironment)
-        env.involved_classes, env.long_context, env._owners = list(self.involved_classes), self.long_context, self._owners
+        env.involved_classes, env.long_context = list(self.involved_classes), self.long_context
+        env._owners = self._owners
         env._live, env._frozen, env.template, env._called = {}, dict(self.blobs), self, set()
         return env
 
@@ -146,8 +149,9 @@ class ToolEnvironment:
         long_context: bool | None = None,
     ):
         if hasattr(task_or_config, "initial_config") and hasattr(task_or_config, "involved_classes"):
-            task = task_or_config
-            config, classes = task.initial_config, list(task.involved_classes)
+            task = cast("Task", task_or_config)
+            config: Mapping[str, Any] = task.initial_config
+            classes = list(task.involved_classes)
             long = task.long_context if long_context is None else long_context
         else:
             if involved_classes is None:
@@ -183,7 +187,8 @@ class ToolEnvironment:
     def fork(self) -> ToolEnvironment:
         """An independent deep copy of this environment in its current state."""
         env = ToolEnvironment.__new__(ToolEnvironment)
-        env.involved_classes, env.long_context, env._owners = list(self.involved_classes), self.long_context, self._owners
+        env.involved_classes, env.long_context = list(self.involved_classes), self.long_context
+        env._owners = self._owners
         env._live = {cls: thaw(freeze(inst)) for cls, inst in self._live.items()}
         env._frozen, env.template, env._called = dict(self._frozen), self.template, set(self._called)
         return env
@@ -234,7 +239,9 @@ class ToolEnvironment:
         except Exception as err:
             return f"{ERROR_PREFIX}{err}"
 
-    def execute_all(self, calls: Iterable[str | ToolCall], formatter: Callable[[Any], str] = format_result) -> list[str]:
+    def execute_all(
+        self, calls: Iterable[str | ToolCall], formatter: Callable[[Any], str] = format_result
+    ) -> list[str]:
         """Execute calls in order; one formatted result per call."""
         return [self.execute(c, formatter) for c in calls]
 

@@ -18,8 +18,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rods.envs import CallParseError, EnvTemplate, ToolEnvironment, format_call, parse_call_text, public_state
-from rods.envs import format_result
+from rods.envs import (
+    CallParseError,
+    EnvTemplate,
+    ToolEnvironment,
+    format_call,
+    format_result,
+    parse_call_text,
+    public_state,
+)
 from rods.envs.classes import freeze, thaw
 from rods.reward.disk_cache import GroundTruthDiskCache
 
@@ -245,10 +252,11 @@ class _Cache:
         if disk is not None:
             fingerprint = task_fingerprint(task)
             key = f"{task.id}\n{fingerprint}"
-            gt = disk.load(key)
-            if gt is None:
-                gt = compute_ground_truth(task)
-                disk.store(key, gt)
+            stored = disk.load(key)
+            if stored is None:
+                stored = compute_ground_truth(task)
+                disk.store(key, stored)
+            gt = stored
         else:
             gt = compute_ground_truth(task)
         with self.lock:

@@ -26,7 +26,9 @@ READ_ONLY_CALLS = {
     "TicketAPI": ["ticket_get_login_status()"],
     "TradingBot": ["get_current_time()", "trading_get_login_status()", "get_watchlist()"],
     "TravelAPI": ["list_all_airports()", "travel_get_login_status()"],
-    "VehicleControlAPI": ["displayCarStatus(option='fuel')", "get_outside_temperature_from_google()", "get_current_speed()"],
+    "VehicleControlAPI": [
+        "displayCarStatus(option='fuel')", "get_outside_temperature_from_google()", "get_current_speed()"
+    ],
 }
 
 #: Malformed call texts that BFCL's `eval` also fails on (or turns into a harmless
@@ -188,7 +190,8 @@ def perturb(task: Task, kind: str, seed: int = 0) -> Steps | None:
             return None
         t = rng.choice(empty)
         later = [c for turn in task.ground_truth[t + 1:] for c in turn]
-        steps[t] = [[later[0] if later and rng.random() < 0.5 else rng.choice(READ_ONLY_CALLS[task.involved_classes[0]])]]
+        extra = later[0] if later and rng.random() < 0.5 else rng.choice(READ_ONLY_CALLS[task.involved_classes[0]])
+        steps[t] = [[extra]]
     else:
         raise ValueError(f"unknown perturbation {kind!r}; expected one of {KINDS + EXTRA_KINDS}")
     return steps

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import random
-from functools import lru_cache
+from functools import cache
 from importlib.resources import files
 from importlib.util import find_spec
 from pathlib import Path
@@ -63,7 +63,7 @@ def _lines_by_id(path: Path) -> dict[str, str]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _category_lines(category: Category) -> dict[str, tuple[str, str]]:
     """Per task id of the category: its (question line, answer line), not yet parsed.
 
@@ -81,18 +81,18 @@ def _parse_row(category: Category, lines: tuple[str, str]) -> dict:
     return dict(json.loads(question), category=category, ground_truth=json.loads(answer)["ground_truth"])
 
 
-@lru_cache(maxsize=None)
+@cache
 def _raw_category(category: Category) -> tuple[dict, ...]:
     """The category's entries as raw dicts (question side + ground truth), not yet validated."""
     return tuple(_parse_row(category, lines) for lines in _category_lines(category).values())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _raw_index() -> dict[str, dict]:
     return {row["id"]: row for c in CATEGORIES for row in _raw_category(c)}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _raw_row(task_id: str) -> dict:
     """One entry as a raw dict, parsing only its own lines. Raises KeyError for an unknown id."""
     # Ids read `multi_turn_<category>_<n>`: look in that category's file first.
@@ -104,12 +104,12 @@ def _raw_row(task_id: str) -> dict:
     raise KeyError(task_id)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load_category(category: Category) -> tuple[Task, ...]:
     return tuple(bfcl_task(row["id"]) for row in _raw_category(category))
 
 
-@lru_cache(maxsize=None)
+@cache
 def bfcl_task(task_id: str) -> Task:
     """One BFCL task by id, validated on first use (shared object: do not edit it).
 
@@ -121,7 +121,7 @@ def bfcl_task(task_id: str) -> Task:
     return Task.model_validate(_raw_index()[task_id])
 
 
-@lru_cache(maxsize=None)
+@cache
 def bfcl_record(task_id: str) -> TaskRecord:
     """One BFCL task as a `TaskRecord` (no pydantic: fast start-up for `rods reward`).
 

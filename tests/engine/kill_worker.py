@@ -10,10 +10,10 @@ import json
 import random
 import sys
 
+from rods.engine import DataEngine, EngineConfig
+
 # Run as a script, so its own folder (with engine_factory) is first on sys.path.
 from engine_factory import make_seeds, make_task
-
-from rods.engine import DataEngine, EngineConfig
 
 CONFIG = EngineConfig(K=8, min_observations=4, burn_in_rollouts=4, exclusion_window=2, capacity=15,
                       max_seeds_per_step=4, quotas={"basic": 2, "miss_func": 1, "miss_param": 1},

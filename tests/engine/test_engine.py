@@ -6,8 +6,9 @@ import threading
 
 import pytest
 
-from engine_factory import make_seeds, make_task, variant
 from rods.engine import DataEngine, EngineConfig, PoolSynthesisWorker
+
+from engine_factory import make_seeds, make_task, variant
 
 
 def small_config(**kw) -> EngineConfig:

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from rods.llm import make_backend
+
 from servers.fixtures import MODEL_ALIAS
 
 pytestmark = pytest.mark.slow

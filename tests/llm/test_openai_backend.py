@@ -11,9 +11,9 @@ import threading
 import pytest
 from pydantic import BaseModel
 
-from rods.llm import LLMConfig, LLMError, make_backend
-from rods.llm import base as base_module
+from rods.llm import LLMConfig, LLMError, base as base_module, make_backend
 from rods.llm.openai_backend import OpenAIBackend
+
 from servers.openai_scripted import answer_in_groups_of
 
 USER = [{"role": "user", "content": "plan a task"}]
@@ -39,7 +39,13 @@ def test_valid_json_reply_is_parsed_and_accounted(scripted_openai_server):
     assert sent["temperature"] == 0.2 and sent["max_tokens"] == 64 and sent["seed"] == 3
     assert sent["response_format"] == {"type": "json_schema", "json_schema": {"name": "reply", "schema": PLAN}}
     stats = llm.stats.purpose("plan")
-    assert (stats.chats, stats.requests, stats.failures, stats.prompt_tokens, stats.completion_tokens) == (1, 1, 0, 30, 7)
+    assert (stats.chats, stats.requests, stats.failures, stats.prompt_tokens, stats.completion_tokens) == (
+        1,
+        1,
+        0,
+        30,
+        7,
+    )
     assert llm.stats.purpose("other").chats == 0
 
 

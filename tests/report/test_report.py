@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from engine_factory import make_seeds, variant  # tests/engine, on the pytest pythonpath
-
 from rods.cli import main
 from rods.engine import DataEngine, EngineConfig
 from rods.report import load_run, make_report
+
+from engine_factory import make_seeds, variant  # tests/engine, on the pytest pythonpath
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -70,7 +70,10 @@ def test_rods_reward_reuses_its_cache_and_writes_the_same_lines(tmp_path, bfcl_t
     for i, flags in enumerate([[], [], ["--no-cache"]]):
         clear_ground_truth_cache()
         out = tmp_path / f"out{i}.jsonl"
-        assert main(["reward", "--trajectories", str(traj), "--out", str(out), "--cache-dir", str(tmp_path / "c"), *flags]) == 0
+        assert (
+            main(["reward", "--trajectories", str(traj), "--out", str(out), "--cache-dir", str(tmp_path / "c"), *flags])
+            == 0
+        )
         outs.append(out.read_text())
     err = capsys.readouterr().err
     assert f"ground truths: 0 from the cache, {len(tasks)} computed" in err

@@ -2,6 +2,7 @@
 
 import pytest
 
+from rods.envs import ToolEnvironment
 from rods.reward import (
     ProgressScorer,
     clear_ground_truth_cache,
@@ -10,7 +11,6 @@ from rods.reward import (
     is_empty_response,
     score,
 )
-from rods.envs import ToolEnvironment
 from rods.reward.perturb import perturb, replay
 
 
@@ -26,7 +26,9 @@ def test_ground_truth_of_all_800_tasks_replays_perfectly(bfcl_tasks):
         scorer = ProgressScorer(task)
         env = ToolEnvironment(task)
         for turn_steps in replay(task):
-            scorer.end_turn(env, [env.execute(c) for step in turn_steps for c in step], empty=is_empty_response(turn_steps))
+            scorer.end_turn(
+                env, [env.execute(c) for step in turn_steps for c in step], empty=is_empty_response(turn_steps)
+            )
         if scorer.result() != result:
             bad.append(f"{task.id} (executed)")
     assert bad == []

@@ -1,6 +1,7 @@
 """Rewriter and judge: five recorded verdicts; query faults go back to the rewriter once,
 ground-truth faults are discarded."""
 
+import json
 import random
 
 import pytest
@@ -101,8 +102,7 @@ class ForgetfulRewriter(TemplateBackend):
     def _complete(self, request: ChatRequest) -> Completion:
         if request.purpose == "rewrite" and not request.context.get("feedback"):
             n = len(request.context["turns"])
-            return Completion(text='{"queries": %s}' % (["Can you sort this out for me please?"] * n).__repr__()
-                              .replace("'", '"'))
+            return Completion(text=json.dumps({"queries": ["Can you sort this out for me please?"] * n}))
         return super()._complete(request)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 pytest.importorskip("ray", reason="ray is not installed (scripts/install_verl_cpu.sh)")
