@@ -8,7 +8,7 @@ command keeps them in a cache folder, one pickle per task.
 
 An entry's file name is a hash of everything the ground truth depends on: the
 task's id and fingerprint (config, classes, calls, long-context flag), the
-source of the code that executes and snapshots it (BFCL's API classes,
+source of the code that executes and snapshots it (BFCL's API classes, mpmath,
 `rods.envs`, `rods.reward.ground_truth`) and the Python version. Changing any
 of them misses the cache; nothing is ever reused across versions. A file that
 cannot be read is recomputed and rewritten. Writes are atomic (temp file +
@@ -34,9 +34,15 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: Modules whose code decides what a ground truth holds (BFCL's API classes, our
-#: executor and snapshotting); their source is part of every key.
-_CODE = ("bfcl_eval.eval_checker.multi_turn_eval.func_source_code", "rods.envs", "rods.reward.ground_truth")
+#: Modules whose code decides what a ground truth holds (BFCL's API classes, the
+#: mpmath their MathAPI computes with, our executor and snapshotting); their
+#: source is part of every key.
+_CODE = (
+    "bfcl_eval.eval_checker.multi_turn_eval.func_source_code",
+    "mpmath",
+    "rods.envs",
+    "rods.reward.ground_truth",
+)
 
 
 def default_cache_dir() -> Path:
