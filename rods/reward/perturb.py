@@ -11,8 +11,9 @@ import ast
 import json
 import random
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
+from rods.envs.calls import ast_parse
 from rods.tasks.model import Task
 
 Steps = list[list[list[str]]]
@@ -75,7 +76,7 @@ def _calls(task: Task) -> list[tuple[int, int]]:
 
 
 def _wrong_argument(call: str, rng: random.Random) -> str:
-    node = ast.parse(call, mode="eval").body
+    node = cast(ast.Expression, ast_parse(call, mode="eval")).body
     assert isinstance(node, ast.Call)
     slots: list[Any] = list(node.keywords) + list(range(len(node.args)))
     if not slots:
@@ -95,7 +96,7 @@ def _wrong_argument(call: str, rng: random.Random) -> str:
         new = {**value, "extra": 1}
     else:
         new = None
-    replacement = ast.parse(repr(new), mode="eval").body
+    replacement = cast(ast.Expression, ast_parse(repr(new), mode="eval")).body
     if isinstance(slot, ast.keyword):
         slot.value = replacement
     else:
@@ -104,7 +105,7 @@ def _wrong_argument(call: str, rng: random.Random) -> str:
 
 
 def _json_call(call: str) -> str:
-    node = ast.parse(call, mode="eval").body
+    node = cast(ast.Expression, ast_parse(call, mode="eval")).body
     assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
     if node.args:  # JSON calls have no positional arguments: keep the pythonic text
         return call
