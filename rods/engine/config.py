@@ -1,6 +1,6 @@
-"""Typed configuration of the data engine, with the paper's values as defaults (DESIGN §3).
+"""Typed configuration of the data engine, with the paper's values as defaults (docs/design.md §3.7).
 
-Every baseline and ablation of DESIGN §4 that concerns the engine is a setting
+Every baseline and ablation of docs/design.md §7.1 that concerns the engine is a setting
 here: `random_seeds` (random seed choice), `no_retirement`, `one_shot`
 (one-shot synthesis), and the capacity sweep via `capacity` (0/50/100/200/400
 synthesized tasks on top of the human seeds; 0 is the static baseline).
@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-#: The seed-selection types of DESIGN §3 (`Task.task_type`).
+#: The seed-selection types of docs/design.md §3.3 (`Task.task_type`).
 TASK_TYPES = ("basic", "miss_func", "miss_param")
 
 

@@ -1,4 +1,4 @@
-"""`DataEngine`: the trainer-agnostic facade over ledger, selector and replay pool (DESIGN §3).
+"""`DataEngine`: the trainer-agnostic facade over ledger, selector and replay pool (docs/design.md §3.1).
 
 The contract (stable; a Ray actor wraps the same method names, so arguments and
 returns are plain, picklable values):

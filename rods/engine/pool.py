@@ -1,4 +1,4 @@
-"""The dynamic replay pool: active pool, candidate queue, staged injection, retirement (DESIGN §3).
+"""The dynamic replay pool: active pool, candidate queue, staged injection, retirement (docs/design.md §3.4).
 
 Accepted variants wait in a candidate queue and join the active pool only at
 epoch boundaries, at most `max_injection_fraction` of the active pool size

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 #: API class -> its function-doc file in `data/multi_turn_func_doc/`.
@@ -38,7 +38,7 @@ JSON_TYPES = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _docs() -> dict[str, tuple[dict[str, Any], ...]]:
     from rods.tasks.bfcl import bfcl_data_dir
 
@@ -69,7 +69,8 @@ def _to_json_schema(schema: Any) -> Any:
     if isinstance(schema, dict):
         out = {k: _to_json_schema(v) for k, v in schema.items() if k not in ("type", "properties")}
         if "type" in schema:
-            out["type"] = JSON_TYPES.get(schema["type"], schema["type"]) if isinstance(schema["type"], str) else schema["type"]
+            kind = schema["type"]
+            out["type"] = JSON_TYPES.get(kind, kind) if isinstance(kind, str) else kind
         if "properties" in schema:
             out["properties"] = {name: _to_json_schema(p) for name, p in schema["properties"].items()}
         return out

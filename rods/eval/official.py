@@ -154,7 +154,9 @@ def rescore_file(path: str | Path, tasks: Iterable[Task]) -> Agreement:
             if verdict["valid"] == ours:
                 agreement.agree += 1
             else:
-                agreement.disagreements.append({"id": task.id, "sample_index": line.get("sample_index", 0), "rods": ours, **verdict})
+                agreement.disagreements.append(
+                    {"id": task.id, "sample_index": line.get("sample_index", 0), "rods": ours, **verdict}
+                )
     for item in agreement.disagreements:
         log.warning("official checker disagrees on %s: %s", item["id"], item)
     return agreement

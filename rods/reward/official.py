@@ -17,8 +17,7 @@ _counter = itertools.count()
 
 
 def _modules():
-    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_checker as checker
-    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils as utils
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_checker as checker, multi_turn_utils as utils
 
     return checker, utils
 
@@ -78,7 +77,9 @@ def official_turn_checks(task: Task, steps: list) -> list[dict[str, Any]]:
             turn_steps = steps[t]
             model_instances: dict = {}
             for step in turn_steps:
-                results, model_instances = utils.execute_multi_turn_func_call(func_call_list=step, model_name=name, **kw)
+                results, model_instances = utils.execute_multi_turn_func_call(
+                    func_call_list=step, model_name=name, **kw
+                )
                 all_results.extend(results)
             if not model_instances:  # no step this turn: fetch the (cached) instances
                 _, model_instances = utils.execute_multi_turn_func_call(func_call_list=[], model_name=name, **kw)

@@ -1,4 +1,4 @@
-"""Rollouts: the multi-turn agent loop (DESIGN §2), tool-call parsing and policies.
+"""Rollouts: the multi-turn agent loop (docs/design.md §2.4), tool-call parsing and policies.
 
 `Episode` is the loop for one rollout, independent of how text is generated;
 `run_episodes` steps many of them with a `Policy` (`TransformersPolicy` for a

@@ -1,4 +1,4 @@
-"""The multi-turn agent loop of DESIGN §2 as a small state machine.
+"""The multi-turn agent loop of docs/design.md §2.4 as a small state machine.
 
 An `Episode` knows nothing about how text is generated: a caller reads
 `messages` and `tools`, produces the assistant's reply however it likes (a

@@ -1,6 +1,6 @@
 """Reading tool calls out of a policy's reply text.
 
-Two formats are understood (DESIGN §2):
+Two formats are understood (docs/design.md §2.4):
 
 * Hermes, as the Qwen2.5/Qwen3 chat templates emit it:
   ``<tool_call>{"name": "cd", "arguments": {"folder": "a"}}</tool_call>``,

@@ -1,4 +1,4 @@
-"""The synthesis pipeline: seeds in, verified variants out (DESIGN §3).
+"""The synthesis pipeline: seeds in, verified variants out (docs/design.md §4.7).
 
 For each seed and variant: plan -> execute (Config Patch, re-plan with the
 failing function blacklisted; at most `max_attempts` runs) -> rewrite -> judge
@@ -105,7 +105,7 @@ class SynthConfig:
 
     @classmethod
     def ablation(cls, name: str, **kw: Any) -> SynthConfig:
-        """`no_rewrite`, `no_narrative` or `no_feedback_repair` (DESIGN §4)."""
+        """`no_rewrite`, `no_narrative` or `no_feedback_repair` (docs/design.md §7.1)."""
         switches = {"no_rewrite": {"rewrite": False}, "no_narrative": {"narrative": False},
                     "no_feedback_repair": {"feedback_repair": False}}
         if name not in switches:

@@ -32,6 +32,8 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
+from rods.envs.calls import ast_parse
+
 SMALL_INT = 10
 
 STOPWORDS = frozenset(
@@ -83,7 +85,7 @@ def environment_vocabulary() -> frozenset[str]:
         for path in src.glob("*.py"):
             if path.name == "long_context.py":  # filler data, not vocabulary the code compares against
                 continue
-            tree = ast.parse(path.read_text(encoding="utf-8"))
+            tree = ast_parse(path.read_text(encoding="utf-8"))  # thread-safe: synthesis runs in threads
             in_fstrings = {id(c) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for c in node.values}
             for node in ast.walk(tree):
                 if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in in_fstrings

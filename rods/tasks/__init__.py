@@ -46,8 +46,30 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-if TYPE_CHECKING:
-    from rods.tasks.bfcl import CATEGORIES, bfcl_record, bfcl_task, bfcl_task_ids, load_bfcl_tasks, load_split
-    from rods.tasks.jsonl import TaskFileError, append_tasks, iter_tasks, read_tasks, write_tasks
-    from rods.tasks.model import API_CLASSES, REVEAL_MESSAGE, Category, Message, Provenance, Task
-    from rods.tasks.record import TaskRecord
+if TYPE_CHECKING:  # the names as type checkers see them ("X as X": an explicit re-export)
+    from rods.tasks.bfcl import (
+        CATEGORIES as CATEGORIES,
+        bfcl_record as bfcl_record,
+        bfcl_task as bfcl_task,
+        bfcl_task_ids as bfcl_task_ids,
+        load_bfcl_tasks as load_bfcl_tasks,
+        load_split as load_split,
+    )
+    from rods.tasks.jsonl import (
+        TaskFileError as TaskFileError,
+        append_tasks as append_tasks,
+        iter_tasks as iter_tasks,
+        read_tasks as read_tasks,
+        write_tasks as write_tasks,
+    )
+    from rods.tasks.model import (
+        API_CLASSES as API_CLASSES,
+        REVEAL_MESSAGE as REVEAL_MESSAGE,
+        Category as Category,
+        Message as Message,
+        Provenance as Provenance,
+        Task as Task,
+    )
+    from rods.tasks.record import (
+        TaskRecord as TaskRecord,
+    )

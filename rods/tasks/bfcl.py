@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import random
-from functools import lru_cache
+from functools import cache
 from importlib.resources import files
 from importlib.util import find_spec
 from pathlib import Path
@@ -43,27 +43,73 @@ def _read_jsonl(path: Path) -> list[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-@lru_cache(maxsize=None)
-def _raw_category(category: Category) -> tuple[dict, ...]:
-    """The category's entries as raw dicts (question side + ground truth), not yet validated."""
+_ID_PREFIX = '{"id": "'
+
+
+def _lines_by_id(path: Path) -> dict[str, str]:
+    """A JSON Lines file's lines by their `id`, parsed only as far as the id (BFCL writes it first)."""
+    out = {}
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            if line.startswith(_ID_PREFIX):
+                end = line.index('"', len(_ID_PREFIX))
+                task_id = line[len(_ID_PREFIX) : end]
+                if "\\" not in task_id:
+                    out[task_id] = line
+                    continue
+            out[json.loads(line)["id"]] = line
+    return out
+
+
+@cache
+def _category_lines(category: Category) -> dict[str, tuple[str, str]]:
+    """Per task id of the category: its (question line, answer line), not yet parsed.
+
+    `rods reward` scores a few hundred tasks; parsing only their lines halves its start-up.
+    """
     data = bfcl_data_dir()
     name = f"BFCL_v4_multi_turn_{category}.json"
-    questions = _read_jsonl(data / name)
-    answers = {row["id"]: row["ground_truth"] for row in _read_jsonl(data / "possible_answer" / name)}
-    return tuple(dict(row, category=category, ground_truth=answers[row["id"]]) for row in questions)
+    questions = _lines_by_id(data / name)
+    answers = _lines_by_id(data / "possible_answer" / name)
+    return {task_id: (line, answers[task_id]) for task_id, line in questions.items()}
 
 
-@lru_cache(maxsize=None)
+def _parse_row(category: Category, lines: tuple[str, str]) -> dict:
+    question, answer = lines
+    return dict(json.loads(question), category=category, ground_truth=json.loads(answer)["ground_truth"])
+
+
+@cache
+def _raw_category(category: Category) -> tuple[dict, ...]:
+    """The category's entries as raw dicts (question side + ground truth), not yet validated."""
+    return tuple(_parse_row(category, lines) for lines in _category_lines(category).values())
+
+
+@cache
 def _raw_index() -> dict[str, dict]:
     return {row["id"]: row for c in CATEGORIES for row in _raw_category(c)}
 
 
-@lru_cache(maxsize=None)
+@cache
+def _raw_row(task_id: str) -> dict:
+    """One entry as a raw dict, parsing only its own lines. Raises KeyError for an unknown id."""
+    # Ids read `multi_turn_<category>_<n>`: look in that category's file first.
+    likely = [c for c in CATEGORIES if task_id.startswith(f"multi_turn_{c}_")]
+    for category in likely + [c for c in CATEGORIES if c not in likely]:
+        lines = _category_lines(category).get(task_id)
+        if lines is not None:
+            return _parse_row(category, lines)
+    raise KeyError(task_id)
+
+
+@cache
 def _load_category(category: Category) -> tuple[Task, ...]:
     return tuple(bfcl_task(row["id"]) for row in _raw_category(category))
 
 
-@lru_cache(maxsize=None)
+@cache
 def bfcl_task(task_id: str) -> Task:
     """One BFCL task by id, validated on first use (shared object: do not edit it).
 
@@ -75,13 +121,13 @@ def bfcl_task(task_id: str) -> Task:
     return Task.model_validate(_raw_index()[task_id])
 
 
-@lru_cache(maxsize=None)
+@cache
 def bfcl_record(task_id: str) -> TaskRecord:
     """One BFCL task as a `TaskRecord` (no pydantic: fast start-up for `rods reward`).
 
     Raises KeyError for an unknown id.
     """
-    row = _raw_index()[task_id]
+    row = _raw_row(task_id)
     return TaskRecord(
         id=row["id"],
         category=row["category"],

@@ -1,4 +1,4 @@
-"""The task model: a superset of a BFCL V3 multi-turn entry (DESIGN §2).
+"""The task model: a superset of a BFCL V3 multi-turn entry (docs/design.md §2.1).
 
 A task is what the trainer samples, the environment loads and the reward scores.
 Everything downstream (envs, reward, engine, synth) reads this one type.
@@ -113,7 +113,7 @@ class Task(BaseModel):
 
     @property
     def task_type(self) -> TaskType:
-        """The seed-selection type of DESIGN §3 (basic covers base and long-context)."""
+        """The seed-selection type of docs/design.md §3.3 (basic covers base and long-context)."""
         if self.category in ("miss_func", "miss_param"):
             return self.category
         return "basic"

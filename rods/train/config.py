@@ -1,7 +1,7 @@
 """`TrainConfig`: one typed, validated description of a GRPO run with the data engine.
 
 Every field carries its help text and the paper's value as the default where the
-paper gives one (DESIGN §3-4); a YAML file under `configs/` names one experiment.
+paper gives one (docs/design.md §7.1); a YAML file under `configs/` names one experiment.
 Sections map onto the parts of the system: `model` (the policy), `data` (the human
 seed tasks), `rollout` (the agent loop), `grpo` (TRL's trainer), `warm_start`
 (optional supervised start), `engine` (`rods.engine.EngineConfig`, passed through
@@ -75,7 +75,7 @@ class DataSettings(_Section):
 
 
 class RolloutSettings(_Section):
-    """The multi-turn agent loop during training (DESIGN §2)."""
+    """The multi-turn agent loop during training (docs/design.md §2.4)."""
 
     max_steps_per_turn: int = Field(20, ge=1, description="Replies with tool calls allowed per user turn (BFCL: 20).")
     max_reply_tokens: int = Field(512, ge=1, description="Token cap of one assistant reply.")
@@ -164,7 +164,7 @@ class BackendSpec(_Section):
 
 
 class SynthesisSettings(_Section):
-    """Asynchronous skill-aligned synthesis (DESIGN §3)."""
+    """Asynchronous skill-aligned synthesis (docs/design.md §3.5)."""
 
     enabled: bool = Field(True, description="Send boundary seeds to synthesis (off: the static-pool baseline).")
     backend: BackendName | None = Field(

@@ -2,7 +2,7 @@
 
 An experiment file may start from another one (``base: paper_qwen3_4b.yaml``,
 relative to the file) and change only what differs, so every baseline and
-ablation of DESIGN §4 is a few lines. Errors name the file and the dotted key.
+ablation of docs/design.md §7.1 is a few lines. Errors name the file and the dotted key.
 """
 
 from __future__ import annotations

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine_factory import make_seeds, variant
 from rods.engine import DataEngine, EngineConfig
 from rods.engine.store import EngineStore
+
+from engine_factory import make_seeds, variant
 
 
 def cfg(**kw):

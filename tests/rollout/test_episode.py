@@ -152,7 +152,10 @@ def test_native_messages_pair_tool_calls_with_results(test_tasks):
     episode = Episode(task, tool_format="hermes")
     assert episode.messages[0]["role"] == "system" and episode.messages[1]["role"] == "user"
     assert "<tools>" not in episode.messages[0]["content"] and episode.tools
-    new = episode.advance('Sure.<tool_call>{"name": "pwd", "arguments": {}}</tool_call><tool_call>{"name": "ls", "arguments": {}}</tool_call>')
+    new = episode.advance(
+        'Sure.<tool_call>{"name": "pwd", "arguments": {}}</tool_call>'
+        '<tool_call>{"name": "ls", "arguments": {}}</tool_call>'
+    )
     assistant = episode.messages[-3]
     assert assistant["content"] == "Sure."
     assert [c["function"]["name"] for c in assistant["tool_calls"]] == ["pwd", "ls"]
@@ -178,7 +181,10 @@ def test_run_episodes_k_rollouts_task_major_and_json_round_trip(test_tasks):
         native_tools = True
 
         def generate(self, batch):
-            return ["Done." if msgs[-1]["role"] == "tool" else '<tool_call>{"name": "pwd", "arguments": {}}</tool_call>' for msgs, _ in batch]
+            return [
+                "Done." if msgs[-1]["role"] == "tool" else '<tool_call>{"name": "pwd", "arguments": {}}</tool_call>'
+                for msgs, _ in batch
+            ]
 
     seen = []
     trajs = run_episodes(tasks, Scripted(), k=2, progress=lambda done, total: seen.append((done, total)))

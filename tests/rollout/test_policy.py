@@ -7,6 +7,8 @@ import pytest
 from rods.rollout import Episode, OpenAIPolicy, TransformersPolicy, run_episodes, to_openai_messages
 from rods.tasks import Task, load_split
 
+from servers.openai_scripted import answer_in_groups_of
+
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
@@ -55,7 +57,10 @@ def small_tasks():
         Task(
             id=f"tiny_math_{i}",
             category="base",
-            question=[[{"role": "user", "content": f"Mean of {i} and 3?"}], [{"role": "user", "content": "And of 2, 4?"}]],
+            question=[
+                [{"role": "user", "content": f"Mean of {i} and 3?"}],
+                [{"role": "user", "content": "And of 2, 4?"}],
+            ],
             involved_classes=["MathAPI"],
             ground_truth=[[f"mean(numbers=[{i}, 3])"], ["mean(numbers=[2, 4])"]],
         )
@@ -67,7 +72,9 @@ SHORT = "Call the tools you need, then answer."
 
 
 def test_batched_left_padded_generation_equals_one_at_a_time(tiny_model, small_tasks):
-    policy = TransformersPolicy(tiny_model, byte_tokenizer(PLAIN_TEMPLATE), max_new_tokens=8, batch_size=4, prefix_cache=False)
+    policy = TransformersPolicy(
+        tiny_model, byte_tokenizer(PLAIN_TEMPLATE), max_new_tokens=8, batch_size=4, prefix_cache=False
+    )
     assert not policy.native_tools
     episodes = [Episode(t, tools_in_prompt=True, tool_docs="compact", system_prompt=SHORT) for t in small_tasks]
     episodes[1].advance("[mean(numbers=[1, 3])]")  # make the prompts differ in length
@@ -108,7 +115,9 @@ def test_native_tools_go_through_the_chat_template(tiny_model, small_tasks):
 
 
 def test_run_episodes_with_a_local_model_k_rollouts(tiny_model, small_tasks):
-    policy = TransformersPolicy(tiny_model, byte_tokenizer(PLAIN_TEMPLATE), max_new_tokens=4, temperature=1.0, batch_size=8)
+    policy = TransformersPolicy(
+        tiny_model, byte_tokenizer(PLAIN_TEMPLATE), max_new_tokens=4, temperature=1.0, batch_size=8
+    )
     torch.manual_seed(1)
     tasks = small_tasks[:2]
     trajs = run_episodes(tasks, policy, k=2, max_steps_per_turn=1, tool_docs="compact", system_prompt=SHORT)
@@ -173,12 +182,12 @@ def test_openai_messages_pair_results_and_wrap_orphans():
 
 
 def test_openai_policy_runs_requests_concurrently(scripted_openai_server):
-    scripted_openai_server.script([], default={"content": "ok", "sleep": 0.2})
+    scripted_openai_server.script([], default=answer_in_groups_of(4))
     policy = OpenAIPolicy(scripted_openai_server.base_url, "m", concurrency=4)
     task = load_split("test")[0]
     episode = Episode(task)
     assert policy.generate([(episode.messages, episode.tools)] * 8) == ["ok"] * 8
-    assert 2 <= scripted_openai_server.max_in_flight <= 4
+    assert scripted_openai_server.max_in_flight == 4  # reached (the barrier), never passed
 
 
 @pytest.mark.slow
@@ -189,15 +198,37 @@ def test_rods_eval_against_a_real_llama_cpp_server(llama_server, tmp_path):
     reply per turn, short replies: llama.cpp's portable build on 2 cores is
     slow, and one conversation at a time lets the server reuse its prefix.
     """
-    from servers.fixtures import MODEL_ALIAS
-
     from rods.cli import main as rods_main
 
+    from servers.fixtures import MODEL_ALIAS
+
     out = tmp_path / "run"
-    code = rods_main(["eval", "--base-url", llama_server, "--model", MODEL_ALIAS, "--limit", "1", "--categories", "miss_func",
-                      "--tools-in-prompt",
-                      "--tool-docs", "compact", "--max-new-tokens", "24", "--max-steps", "1", "--step-cap", "end_turn",
-                      "--concurrency", "1", "--out", str(out)])
+    code = rods_main(
+        [
+            "eval",
+            "--base-url",
+            llama_server,
+            "--model",
+            MODEL_ALIAS,
+            "--limit",
+            "1",
+            "--categories",
+            "miss_func",
+            "--tools-in-prompt",
+            "--tool-docs",
+            "compact",
+            "--max-new-tokens",
+            "24",
+            "--max-steps",
+            "1",
+            "--step-cap",
+            "end_turn",
+            "--concurrency",
+            "1",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     report = json.loads((out / "report.json").read_text())
     assert report["n_tasks"] == 1 and set(report["categories"]) == {"miss_func"}

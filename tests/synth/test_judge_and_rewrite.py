@@ -167,8 +167,7 @@ class ForgetfulRewriter(TemplateBackend):
     def _complete(self, request: ChatRequest) -> Completion:
         if request.purpose == "rewrite" and not request.context.get("feedback"):
             n = len(request.context["turns"])
-            return Completion(text='{"queries": %s}' % (["Can you sort this out for me please?"] * n).__repr__()
-                              .replace("'", '"'))
+            return Completion(text=json.dumps({"queries": ["Can you sort this out for me please?"] * n}))
         return super()._complete(request)
 
 

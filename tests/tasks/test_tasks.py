@@ -104,7 +104,10 @@ def test_light_imports_do_not_pull_pydantic():
     import subprocess
     import sys
 
-    code = "import sys; from rods.tasks import CATEGORIES, bfcl_record; bfcl_record('multi_turn_base_0'); assert 'pydantic' not in sys.modules"
+    code = (
+        "import sys; from rods.tasks import CATEGORIES, bfcl_record; bfcl_record('multi_turn_base_0'); "
+        "assert 'pydantic' not in sys.modules"
+    )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
 
 

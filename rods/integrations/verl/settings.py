@@ -3,7 +3,7 @@
 verl's trainer config (hydra/omegaconf, `verl/trainer/config/ppo_trainer.yaml`)
 knows nothing about rods; our YAMLs under `configs/verl/` add one top-level
 `rods:` section, read here into typed dataclasses with the paper's defaults
-(DESIGN §3-4). Every verl-side component (engine actor, agent loop, dataset,
+(docs/design.md §7.1). Every verl-side component (engine actor, agent loop, dataset,
 synthesis workers) reads the same section from the trainer config it is given,
 so one YAML drives the whole run.
 """

@@ -6,7 +6,7 @@ resuming from a checkpoint restores trainer and engine together and continues.
 
 The seeds are chosen so a random tiny model lands some tasks in the boundary
 zone: miss_param tasks whose first turn has empty ground truth score 1/N for a
-model that never calls a tool (DESIGN §2), base turn slices score 0 (hard).
+model that never calls a tool (docs/design.md §2.4), base turn slices score 0 (hard).
 """
 
 import json

@@ -2,6 +2,7 @@
 
 import pytest
 
+from rods.envs import ToolEnvironment
 from rods.integrations.trl.rollout import MultiTurnRollout, TokenEpisode
 from rods.integrations.trl.warm_start import hermes_calls
 from rods.tasks import load_split
@@ -35,7 +36,12 @@ def test_scripted_gold_reply_scores_one_and_masks_env_tokens(tiny_tokenizer, sli
     assert not stream.finished
     env_part = [t for t, m in zip(stream.completion_ids, stream.env_mask) if m == 0]
     env_text = tiny_tokenizer.decode(env_part)
-    assert "<|im_start|>tool" in env_text or "<tool_response>" in env_text or "tool" in env_text
+    # The env tokens are the gold calls' results, each as a ChatML tool message (SmolLM2's template).
+    tool_messages = [m for m in stream.episode.messages if m["role"] == "tool"]
+    assert [m["content"] for m in tool_messages] == ToolEnvironment(task).execute_all(task.ground_truth[0])
+    assert env_text.startswith("\n<|im_start|>tool\n")
+    for message in tool_messages:
+        assert f"<|im_start|>tool\n{message['content']}<|im_end|>" in env_text
     assert env_text.endswith("<|im_start|>assistant\n"), "env tokens end with the next generation prompt"
     done = _reply(tiny_tokenizer, "Done.")
     rollout._take_reply(stream, done)

@@ -96,10 +96,20 @@ def test_ablations_change_only_what_they_name(configs):
     assert settings("no_retirement").engine_config().no_retirement
     assert settings("one_shot_synthesis").engine_config().one_shot
     assert settings("static_pool").synthesis is None and settings("static_pool").engine_config().capacity == 0
-    assert [settings(f"capacity_{c}").engine_config().capacity for c in (0, 50, 100, 200, 400)] == [0, 50, 100, 200, 400]
+    assert [settings(f"capacity_{c}").engine_config().capacity for c in (0, 50, 100, 200, 400)] == [
+        0,
+        50,
+        100,
+        200,
+        400,
+    ]
     from rods.synth.pipeline import SynthConfig
 
-    for name, switch in [("no_rewrite", "rewrite"), ("no_narrative", "narrative"), ("no_feedback_repair", "feedback_repair")]:
+    for name, switch in [
+        ("no_rewrite", "rewrite"),
+        ("no_narrative", "narrative"),
+        ("no_feedback_repair", "feedback_repair"),
+    ]:
         kwargs = settings(name).synthesis.pipeline_kwargs
         assert kwargs == {switch: False}
         assert getattr(SynthConfig(**kwargs), switch) is False  # the pipeline's own switch
@@ -150,5 +160,7 @@ def test_launcher_composes_through_verls_entry_point(tmp_path):
     cfg = yaml.safe_load(proc.stdout[proc.stdout.index("actor_rollout_ref:"):])
     assert cfg["trainer"]["experiment_name"] == "no_rewrite" and cfg["trainer"]["total_training_steps"] == 7
     assert cfg["rods"]["synthesis"]["pipeline_kwargs"] == {"rewrite": False}
-    assert cfg["actor_rollout_ref"]["rollout"]["agent"]["agent_loop_config_path"] == str(CONFIG_DIR / "agent_loops.yaml")
+    assert cfg["actor_rollout_ref"]["rollout"]["agent"]["agent_loop_config_path"] == str(
+        CONFIG_DIR / "agent_loops.yaml"
+    )
     assert cfg["rods"]["run_dir"].endswith("runs/verl/ablations/no_rewrite")

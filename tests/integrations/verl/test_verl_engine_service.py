@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("ray", reason="ray is not installed (scripts/install_verl_cpu.sh)")
@@ -13,7 +10,6 @@ from rods.integrations.verl.dataset import RodsTaskDataset  # noqa: E402
 from rods.integrations.verl.engine_actor import EngineService, load_task_source  # noqa: E402
 from rods.integrations.verl.settings import RodsVerlSettings  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from verl_variants import make_variant  # noqa: E402
 
 ENGINE = {"K": 4, "min_observations": 4, "burn_in_rollouts": 4, "exclusion_window": 1}

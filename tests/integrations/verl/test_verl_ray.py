@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -33,7 +32,6 @@ from rods.integrations.verl.settings import RodsVerlSettings, SynthesisSettings 
 
 HERE = Path(__file__).resolve().parent
 CONFIG_DIR = HERE.parents[2] / "configs" / "verl"
-sys.path.insert(0, str(HERE))
 from verl_variants import make_variant  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -60,7 +58,11 @@ def seeds(train_tasks):
 
 def settings_for(tmp_path, name, **extra) -> RodsVerlSettings:
     return RodsVerlSettings(
-        run_dir=str(tmp_path / name), engine_actor=f"engine-{name}", namespace="rods-test", engine=dict(SMALL_ENGINE), **extra
+        run_dir=str(tmp_path / name),
+        engine_actor=f"engine-{name}",
+        namespace="rods-test",
+        engine=dict(SMALL_ENGINE),
+        **extra,
     )
 
 
@@ -177,9 +179,9 @@ class Recording:
 
 
 def test_agent_loop_plays_bfcl_tasks_masks_and_reports(ray_cluster, seeds, tmp_path):
-    from verl_tiny import GoldServerManager, TinyServerManager, tiny_model, tiny_tokenizer
-
     from rods.integrations.verl.dataset import task_row
+
+    from verl_tiny import GoldServerManager, TinyServerManager, tiny_model, tiny_tokenizer
 
     cfg = trainer_config(tmp_path, "loop")
     settings = RodsVerlSettings.from_trainer_config(cfg)
@@ -204,9 +206,16 @@ def test_agent_loop_plays_bfcl_tasks_masks_and_reports(ray_cluster, seeds, tmp_p
         assert "<|im_start|>tool" in context and "<|im_start|>user" in context  # tool results and user turns: 0
         assert "I have updated some more functions" in context  # the reveal turn, as BFCL words it
         assert out.prompt_ids == tok.apply_chat_template(
-            [{"role": "system", "content": tok.decode(out.prompt_ids).split("<|im_start|>system\n")[1].split("<|im_end|>")[0]},
-             {"role": "user", "content": reveal.question[0][0].content}],
-            add_generation_prompt=True, tokenize=True, return_dict=False,
+            [
+                {
+                    "role": "system",
+                    "content": tok.decode(out.prompt_ids).split("<|im_start|>system\n")[1].split("<|im_end|>")[0],
+                },
+                {"role": "user", "content": reveal.question[0][0].content},
+            ],
+            add_generation_prompt=True,
+            tokenize=True,
+            return_dict=False,
         )
     assert engine.stats(reveal.id)["rewards"] == [1.0, 1.0]
     # The incremental token stream is the chat template's rendering of the whole episode.
@@ -269,7 +278,11 @@ def test_dataset_rereads_pool_at_epoch_boundary(ray_cluster, seeds, tmp_path):
     assert all(engine.stats(t)["n_groups"] >= 1 for t in set(served))
     # the sampler's len() at the start of the next epoch runs the next boundary: the last variant joins
     variants = {f"{seeds[i].id}__v7" for i in (0, 3, 4)}
-    assert len(dataset) == 13 and dataset.epoch == 2 and dataset.last_report["injected"] == sorted(variants - set(injected))
+    assert (
+        len(dataset) == 13
+        and dataset.epoch == 2
+        and dataset.last_report["injected"] == sorted(variants - set(injected))
+    )
     ray.kill(engine.handle)
 
 
@@ -311,9 +324,10 @@ def test_verls_agent_loop_worker_runs_a_pool_batch_and_rewards_reach_the_engine(
     from verl.protocol import DataProto
     from verl.trainer.ppo.utils import create_rl_sampler
     from verl.utils.dataset.rl_dataset import collate_fn
-    from verl_tiny import GoldServerManager, save_tiny_checkpoint, tiny_tokenizer
 
     from rods.integrations.verl.dataset import RodsTaskDataset
+
+    from verl_tiny import GoldServerManager, save_tiny_checkpoint, tiny_tokenizer
 
     tok = tiny_tokenizer(seeds)
     save_tiny_checkpoint(tok, tmp_path / "model")
@@ -369,7 +383,9 @@ def test_ray_synthesis_workers_run_rods_pipeline(ray_cluster, seeds, tmp_path):
     assert metrics["synthesis_failures"] == 0 and metrics["queue"] == metrics["synthesis_produced"] >= 1
     report = engine.end_epoch(2)["report"]
     variants = [t for t in engine.active_tasks() if t.id in report["injected"]]
-    assert variants and all(v.origin == "synthetic" and v.provenance.parent_id in {t.id for t in base} for v in variants)
+    assert variants and all(
+        v.origin == "synthetic" and v.provenance.parent_id in {t.id for t in base} for v in variants
+    )
     # Seeds were selected at step 1 and again when end_epoch finished step 2; synthesis is
     # asynchronous and the pool injects the newest candidates first, so either step may show.
     assert {v.provenance.step_created for v in variants} <= {1, 2}, [v.provenance.step_created for v in variants]
