@@ -8,8 +8,7 @@ each. Tool calls come back as text in the Hermes format, whatever the source:
 `run_episodes` steps many episodes (K rollouts of each task) side by side:
 every round asks the policy for the next reply of every unfinished episode in
 one batch. The policies themselves live in `rods.rollout.local`
-(`TransformersPolicy`) and `rods.rollout.endpoint` (`OpenAIPolicy`); both
-names are also importable from here.
+(`TransformersPolicy`) and `rods.rollout.endpoint` (`OpenAIPolicy`).
 """
 
 from __future__ import annotations
@@ -112,15 +111,3 @@ def run_episodes(
     log.info("%d episodes finished in %d rounds", len(episodes), rounds)
     return [e.trajectory() for e in episodes]
 
-
-def __getattr__(name: str) -> Any:
-    """`TransformersPolicy` / `OpenAIPolicy` from their modules, imported on first use."""
-    if name == "TransformersPolicy":
-        from rods.rollout.local import TransformersPolicy
-
-        return TransformersPolicy
-    if name in ("OpenAIPolicy", "reply_text", "to_openai_messages"):
-        from rods.rollout import endpoint
-
-        return getattr(endpoint, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

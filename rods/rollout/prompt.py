@@ -18,7 +18,8 @@ import json
 import re
 from typing import Literal
 
-from rods.tasks import REVEAL_MESSAGE
+from rods.envs.schemas import function_docs
+from rods.tasks import REVEAL_MESSAGE, Task
 
 ToolFormat = Literal["hermes", "pythonic"]
 ToolDocs = Literal["full", "compact"]
@@ -119,3 +120,39 @@ def reveal_message(
     if not tools_in_prompt:
         return {"role": "user", "content": REVEAL_MESSAGE}
     return {"role": "user", "content": describe_tools(new_tools, tool_format, tool_docs) + "\n" + REVEAL_MESSAGE}
+
+
+# -- the compact system prompt of `rollout.tool_description: signatures` ------------------
+
+#: The full Hermes tool block of a BFCL task is 3-5k tokens; this one lists one signature
+#: line per function plus the call format, about 10x shorter (the embedded CPU demo).
+COMPACT_SYSTEM_PROMPT = (
+    "You are an assistant that completes the user's request by calling tools.\n"
+    "Tools:\n{signatures}\n"
+    "To call a tool, write a JSON object inside <tool_call></tool_call> tags:\n"
+    '<tool_call>\n{{"name": "<function-name>", "arguments": {{"<arg>": <value>}}}}\n</tool_call>\n'
+    "When you are done, answer in plain text."
+)
+
+
+def signature(doc: dict) -> str:
+    """``name(a: string, b: integer = ...)`` for one BFCL function doc."""
+    params = doc.get("parameters", {}) or {}
+    required = set(params.get("required", []))
+    parts = []
+    for name, spec in (params.get("properties") or {}).items():
+        kind = spec.get("type", "any") if isinstance(spec, dict) else "any"
+        parts.append(f"{name}: {kind}" + ("" if name in required else " = ..."))
+    return f"{doc['name']}({', '.join(parts)})"
+
+
+def compact_system_prompt(task: Task, turn: int = 0) -> str:
+    """The system prompt listing the signatures of the tools available at `turn`."""
+    hidden = task.held_out_functions(turn)
+    lines = [
+        signature(doc)
+        for docs in function_docs(task.involved_classes).values()
+        for doc in docs
+        if doc["name"] not in hidden
+    ]
+    return COMPACT_SYSTEM_PROMPT.format(signatures="\n".join(lines))

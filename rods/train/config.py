@@ -12,19 +12,17 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from rods.tasks.model import Category
+from rods.config import Section
+from rods.envs.seeds import DataSettings
+from rods.rollout.settings import RolloutSettings
 
 #: The policy name that means "the embedded SmolLM2-135M-Instruct GGUF".
 EMBEDDED = "embedded"
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-
-class ModelSettings(_Section):
+class ModelSettings(Section):
     """The policy being trained."""
 
     name_or_path: str = Field(
@@ -48,51 +46,7 @@ class ModelSettings(_Section):
     )
 
 
-class DataSettings(_Section):
-    """The human seed tasks (never retired) and how they are shaped for training."""
-
-    seeds: str = Field(
-        "train",
-        description="'train' (the paper's 400-task BFCL split), 'test', 'all', or a path to a tasks JSONL file.",
-    )
-    categories: list[Category] | None = Field(None, description="Keep only these categories (default: all four).")
-    classes: list[str] | None = Field(
-        None, description="Keep only tasks whose API classes are all among these (e.g. [GorillaFileSystem])."
-    )
-    per_category: int | None = Field(
-        None, ge=1, description="Keep the first N tasks of each category (default: all; the paper uses 100 each)."
-    )
-    task_mix: Literal["full", "turn_slices"] = Field(
-        "full",
-        description="'full': tasks as they are. 'turn_slices': each turn with non-empty ground truth becomes a "
-        "one-turn task starting from the ground-truth state before that turn (for small models that score zero "
-        "on full multi-turn tasks); see rods.train.slices.",
-    )
-    max_slice_calls: int | None = Field(
-        None, ge=1, description="turn_slices only: keep slices whose ground truth has at most this many calls."
-    )
-    max_slices: int | None = Field(None, ge=1, description="Keep at most this many seed tasks (after all filters).")
-
-
-class RolloutSettings(_Section):
-    """The multi-turn agent loop during training (DESIGN §2)."""
-
-    max_steps_per_turn: int = Field(20, ge=1, description="Replies with tool calls allowed per user turn (BFCL: 20).")
-    max_reply_tokens: int = Field(512, ge=1, description="Token cap of one assistant reply.")
-    max_completion_tokens: int = Field(
-        8192, ge=1, description="Token cap of a whole episode after the first prompt; the episode stops there."
-    )
-    temperature: float = Field(1.0, ge=0.0, description="Sampling temperature of rollouts.")
-    top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling of rollouts.")
-    tool_description: Literal["schemas", "signatures"] = Field(
-        "schemas",
-        description="How tools are described to the policy: full JSON schemas (Hermes block or native) or one "
-        "signature line per function (rods.train.prompting; ~10x shorter prompts, for the CPU demo).",
-    )
-    generation_batch_size: int = Field(64, ge=1, description="Episodes generated together in one model.generate call.")
-
-
-class GRPOSettings(_Section):
+class GRPOSettings(Section):
     """TRL GRPOTrainer settings (the rest of GRPOConfig goes through `extra`)."""
 
     num_generations: int = Field(16, ge=2, description="K, rollouts per task in a GRPO group (paper: 16).")
@@ -132,7 +86,7 @@ class GRPOSettings(_Section):
         return self.tasks_per_step * self.num_generations
 
 
-class WarmStartSettings(_Section):
+class WarmStartSettings(Section):
     """Optional supervised start on ground-truth turns of the seeds (for a policy that cannot call tools yet)."""
 
     enabled: bool = Field(False, description="Run TRL's SFTTrainer on ground-truth turns before GRPO.")
@@ -144,7 +98,7 @@ class WarmStartSettings(_Section):
     eval_tasks: int = Field(16, ge=0, description="Seeds whose first reply measures the tool-call parse rate before/after.")
 
 
-class SynthesisSettings(_Section):
+class SynthesisSettings(Section):
     """Asynchronous skill-aligned synthesis (DESIGN §3)."""
 
     enabled: bool = Field(True, description="Send boundary seeds to synthesis (off: the static-pool baseline).")
@@ -180,7 +134,7 @@ class SynthesisSettings(_Section):
     )
 
 
-class TrainConfig(_Section):
+class TrainConfig(Section):
     """A whole training run: policy, seeds, agent loop, GRPO, engine and synthesis."""
 
     name: str = Field("rods", description="Run name (the default output directory is runs/<name>).")

@@ -4,8 +4,8 @@ import pytest
 
 from rods.reward import score
 from rods.tasks import load_split
-from rods.train.prompting import compact_system_prompt, signature
-from rods.train.slices import first_turn_slice, turn_slices
+from rods.rollout.prompt import compact_system_prompt, signature
+from rods.envs.slices import first_turn_slice, turn_slices
 
 
 @pytest.fixture(scope="module")

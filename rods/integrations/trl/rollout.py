@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rods.rollout import Episode
+from rods.rollout.prompt import compact_system_prompt
+from rods.rollout.settings import RolloutSettings
 from rods.tasks import Task
-from rods.train.config import RolloutSettings
-from rods.train.prompting import compact_system_prompt
 
 log = logging.getLogger(__name__)
 

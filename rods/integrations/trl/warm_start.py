@@ -1,4 +1,4 @@
-"""A short supervised warm start on ground-truth turns, for a policy that cannot call tools yet.
+"""The pieces of the supervised warm start with TRL: SFT examples, the parse-rate probe, `run_sft`.
 
 GRPO learns nothing from a policy whose every rollout scores zero. The embedded
 SmolLM2-135M-Instruct out of the box writes no parseable tool call at all, so
@@ -9,24 +9,20 @@ Hermes ``<tool_call>`` blocks. The tool-call parse rate and the greedy
 progress reward on held-out seeds are measured before and after and written to
 ``warm_start.json``.
 
-The SFT examples come from the train split shaped like the run's seeds (same
-task mix) *minus the run's seeds*: GRPO then trains on tasks the warm start
-never saw, and the parse rate is measured on (the first `eval_tasks` of) those
-seeds.
+`rods.train.warm_start` drives them from a run's config (which tasks, which
+settings, the report).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import time
 from pathlib import Path
 from typing import Any
 
 from rods.envs.calls import CallParseError, parse_calls
 from rods.integrations.trl.rollout import MultiTurnRollout
 from rods.tasks import Task
-from rods.train.config import TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -89,64 +85,39 @@ def measure(model: Any, rollout: MultiTurnRollout, tasks: list[Task]) -> dict[st
     }
 
 
-def warm_start(config: TrainConfig, model: Any, tokenizer: Any, seeds: list[Task], run_dir: str | Path) -> dict[str, Any]:
-    """SFT on gold first turns of train tasks other than the run's seeds; returns and writes the report."""
-    import torch
+def run_sft(
+    model: Any,
+    tokenizer: Any,
+    examples: list[dict[str, str]],
+    *,
+    output_dir: str | Path,
+    max_steps: int,
+    learning_rate: float,
+    batch_size: int,
+    max_length: int,
+    use_cpu: bool,
+    bf16: bool,
+    seed: int,
+) -> float:
+    """TRL's SFTTrainer on prompt/completion `examples` (loss on the completion only); returns the training loss."""
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
-    settings = config.warm_start
-    start = time.perf_counter()
-    by_id = {t.id: t for t in seeds}
-    rollout = MultiTurnRollout(
-        by_id.__getitem__, tokenizer, config.rollout, tool_format=config.model.tool_format,
-        tools_in_prompt=config.model.tools_in_prompt, system_prompt=config.model.system_prompt,
-        chat_template_kwargs=config.model.chat_template_kwargs,
-    )
-    from rods.train.run import load_seeds
-
-    seed_ids = {t.id for t in seeds}
-    pool = load_seeds(config.data.model_copy(update={"seeds": "train", "max_slices": None}))
-    examples = sft_examples([t for t in pool if t.id not in seed_ids], rollout)
-    if settings.max_examples:
-        examples = examples[: settings.max_examples]
-    if not examples:
-        raise ValueError("warm_start: no ground-truth turn outside the run's seeds could become an SFT example")
-    held_out = seeds[: settings.eval_tasks]
-    before = measure(model, rollout, held_out)
-    log.info("warm start: parse rate before %.2f on %d seeds (not trained on)", before["parse_rate"] or 0.0, len(held_out))
-    use_cpu = config.grpo.use_cpu if config.grpo.use_cpu is not None else not torch.cuda.is_available()
     args = SFTConfig(
-        output_dir=str(Path(run_dir) / "warm_start"),
-        max_steps=settings.max_steps,
-        learning_rate=settings.learning_rate,
-        per_device_train_batch_size=settings.batch_size,
-        max_length=settings.max_length,
+        output_dir=str(output_dir),
+        max_steps=max_steps,
+        learning_rate=learning_rate,
+        per_device_train_batch_size=batch_size,
+        max_length=max_length,
         use_cpu=use_cpu,
-        bf16=bool(config.grpo.bf16) and not use_cpu,
+        bf16=bf16,
         gradient_checkpointing=False,
         save_strategy="no",
         report_to="none",
-        logging_steps=max(1, settings.max_steps // 10),
+        logging_steps=max(1, max_steps // 10),
         completion_only_loss=True,
         disable_tqdm=True,
-        seed=config.grpo.seed,
+        seed=seed,
     )
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(examples), processing_class=tokenizer)
-    output = trainer.train()
-    after = measure(model, rollout, held_out)
-    report = {
-        "examples": len(examples),
-        "steps": settings.max_steps,
-        "train_loss": output.training_loss,
-        "before": before,
-        "after": after,
-        "seconds": round(time.perf_counter() - start, 1),
-    }
-    log.info(
-        "warm start: %d examples, %d steps; parse rate %.2f -> %.2f, progress %.2f -> %.2f",
-        len(examples), settings.max_steps, before["parse_rate"] or 0.0, after["parse_rate"] or 0.0,
-        before["mean_progress"] or 0.0, after["mean_progress"] or 0.0,
-    )
-    Path(run_dir, "warm_start.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-    return report
+    return trainer.train().training_loss

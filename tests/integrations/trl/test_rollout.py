@@ -5,8 +5,8 @@ import pytest
 from rods.integrations.trl.rollout import MultiTurnRollout, TokenEpisode
 from rods.integrations.trl.warm_start import hermes_calls
 from rods.tasks import load_split
-from rods.train.config import RolloutSettings
-from rods.train.slices import turn_slices
+from rods.rollout.settings import RolloutSettings
+from rods.envs.slices import turn_slices
 
 
 @pytest.fixture(scope="module")

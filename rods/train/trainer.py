@@ -1,7 +1,7 @@
-"""Assembling TRL's GRPOTrainer for RODS: policy loading, GRPOConfig, rollout, reward, engine hooks.
+"""Assembling TRL's GRPOTrainer from a `TrainConfig`: policy loading, GRPOConfig, rollout, reward, engine hooks.
 
-`build_trainer` wires the pieces of this package together; `rods.train.run`
-drives it from a `TrainConfig` and a run directory. Plain GRPO (no engine) is
+`build_trainer` wires the pieces of `rods.integrations.trl` together (they know
+nothing of `TrainConfig`); `rods.train.run` drives it with a run directory. Plain GRPO (no engine) is
 the same trainer with `engine=None` and a fixed task list, which is what the
 overhead benchmark compares against.
 """
@@ -116,6 +116,19 @@ def grpo_config(config: TrainConfig, output_dir: str | Path, *, max_steps: int |
     return GRPOConfig(**kwargs)
 
 
+def make_rollout(config: TrainConfig, lookup: Callable[[str], Task], tokenizer: Any) -> MultiTurnRollout:
+    """The token-level agent loop of this run (rollout settings and the policy's tool format)."""
+    return MultiTurnRollout(
+        lookup,
+        tokenizer,
+        config.rollout,
+        tool_format=config.model.tool_format,
+        tools_in_prompt=config.model.tools_in_prompt,
+        system_prompt=config.model.system_prompt,
+        chat_template_kwargs=config.model.chat_template_kwargs,
+    )
+
+
 def build_trainer(
     config: TrainConfig,
     model: Any,
@@ -155,15 +168,7 @@ def build_trainer(
         pool_source, config.grpo.tasks_per_step, config.grpo.steps_per_epoch, seed=config.grpo.seed,
         first_epoch=first_epoch, fresh=fresh,
     )
-    rollout = MultiTurnRollout(
-        lookup,
-        tokenizer,
-        config.rollout,
-        tool_format=config.model.tool_format,
-        tools_in_prompt=config.model.tools_in_prompt,
-        system_prompt=config.model.system_prompt,
-        chat_template_kwargs=config.model.chat_template_kwargs,
-    )
+    rollout = make_rollout(config, lookup, tokenizer)
     reward = EngineReward(config.grpo.reward, engine)
     callbacks: list[Any] = []
     if engine is not None:
