@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
+from rods.tasks.bfcl import bfcl_package_dir
+
 _BACKEND = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
 #: Class name -> module of the BFCL API classes used by the multi-turn categories.
 CLASS_MODULES = {
@@ -39,6 +41,7 @@ def api_class(name: str) -> type:
     """The BFCL API class of that name (imported on first use)."""
     if name not in CLASS_MODULES:
         raise ValueError(f"unknown API class {name!r}; expected one of {sorted(CLASS_MODULES)}")
+    bfcl_package_dir()  # a clear error when bfcl-eval is missing
     return getattr(importlib.import_module(CLASS_MODULES[name]), name)
 
 
