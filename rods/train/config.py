@@ -4,8 +4,11 @@ Every field carries its help text and the paper's value as the default where the
 paper gives one (DESIGN §3-4); a YAML file under `configs/` names one experiment.
 Sections map onto the parts of the system: `model` (the policy), `data` (the human
 seed tasks), `rollout` (the agent loop), `grpo` (TRL's trainer), `warm_start`
-(optional supervised start), `engine` (`rods.engine.EngineConfig`, passed through
-and validated there) and `synthesis` (backend and pipeline options).
+(optional supervised start), `engine` (`rods.engine.EngineConfig`) and
+`synthesis` (backend and pipeline options). Sections consumed by one package
+are defined there (`DataSettings` in `rods.envs.seeds`, `RolloutSettings` in
+`rods.rollout.settings`, `EngineConfig` in `rods.engine.config`); all are
+`rods.config.Section`s.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from rods.config import Section
+from rods.engine.config import EngineConfig
 from rods.envs.seeds import DataSettings
 from rods.rollout.settings import RolloutSettings
 
@@ -145,22 +149,12 @@ class TrainConfig(Section):
     rollout: RolloutSettings = Field(default_factory=RolloutSettings, description="The agent loop during training.")
     grpo: GRPOSettings = Field(default_factory=GRPOSettings, description="TRL GRPOTrainer settings.")
     warm_start: WarmStartSettings = Field(default_factory=WarmStartSettings, description="Optional supervised warm start before GRPO.")
-    engine: dict[str, Any] = Field(
-        default_factory=dict,
-        description="rods.engine.EngineConfig fields (paper defaults: K=16, alpha 0.20/0.85, capacity 400, ...).",
+    engine: EngineConfig = Field(
+        default_factory=EngineConfig,
+        description="The data engine: detection, seed selection and the replay pool (paper defaults: K=16, "
+        "alpha 0.20/0.85, capacity 400, ...).",
     )
     synthesis: SynthesisSettings = Field(default_factory=SynthesisSettings, description="Asynchronous synthesis of new tasks from boundary seeds.")
-
-    @field_validator("engine")
-    @classmethod
-    def _engine_fields(cls, value: dict[str, Any]) -> dict[str, Any]:
-        from rods.engine import EngineConfig
-
-        try:
-            EngineConfig.from_dict(value)
-        except TypeError as err:
-            raise ValueError(str(err)) from None
-        return value
 
     @model_validator(mode="after")
     def _check(self) -> TrainConfig:
@@ -179,14 +173,9 @@ class TrainConfig(Section):
             )
         return self
 
-    def engine_config(self):
-        """The engine section as a validated `rods.engine.EngineConfig`."""
-        from rods.engine import EngineConfig
-
-        try:
-            return EngineConfig.from_dict(self.engine)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"engine: {err}") from None
+    def engine_config(self) -> EngineConfig:
+        """The engine section (typed and validated with the rest of the config)."""
+        return self.engine
 
     @property
     def run_dir(self) -> str:

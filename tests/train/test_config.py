@@ -6,7 +6,7 @@ import pytest
 
 from rods.engine import EngineConfig
 from rods.train import ConfigError, TrainConfig, config_from_dict, dump_config, load_config
-from rods.train.load import apply_overrides
+from rods.train.load import apply_overrides, explain_config
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 EXPERIMENTS = sorted(CONFIGS.glob("*.yaml")) + sorted((CONFIGS / "ablations").glob("*.yaml"))
@@ -46,9 +46,9 @@ def test_every_experiment_file_validates(path):
 
 def test_paper_and_ablations_differ_only_where_they_say():
     paper = load_config(CONFIGS / "paper_qwen3_4b.yaml")
-    assert paper.grpo.num_generations == 16 and paper.engine["K"] == 16
+    assert paper.grpo.num_generations == 16 and paper.engine.K == 16
     assert paper.synthesis.backend == "openai" and "32B" in paper.synthesis.backend_args["model"]
-    assert paper.engine["capacity"] == 400 and paper.data.seeds == "train"
+    assert paper.engine.capacity == 400 and paper.data.seeds == "train"
     ab = CONFIGS / "ablations"
     assert load_config(ab / "binary_reward.yaml").grpo.reward == "binary"
     assert load_config(ab / "random_seeds.yaml").engine_config().random_seeds
@@ -73,7 +73,7 @@ def test_unknown_key_is_named(tmp_path):
 def test_bad_engine_key_and_value_are_named(tmp_path):
     bad = tmp_path / "e.yaml"
     bad.write_text("engine:\n  alpha_pluss: 0.9\n")
-    with pytest.raises(ConfigError, match=r"e.yaml: engine: .*alpha_pluss"):
+    with pytest.raises(ConfigError, match=r"e.yaml: engine.alpha_pluss: unknown key; known keys here: .*alpha_plus"):
         load_config(bad)
     bad.write_text("engine:\n  alpha_minus: 0.9\n  alpha_plus: 0.5\n")
     with pytest.raises(ConfigError, match=r"engine: .*alpha_minus <= alpha_plus"):
@@ -103,3 +103,22 @@ def test_base_inheritance_overrides_and_cycles(tmp_path):
         load_config(tmp_path / "nope.yaml")
     with pytest.raises(ConfigError, match="section.key=value"):
         apply_overrides({}, ["novalue"])
+
+
+def test_explained_config_is_the_resolved_tree_with_every_help_text():
+    import yaml
+    from pydantic import BaseModel
+
+    config = load_config(CONFIGS / "demo.yaml", ["engine.capacity=7"])
+    text = explain_config(config)
+    assert yaml.safe_load(text) == config.model_dump(mode="json")
+    comments = " ".join(line.strip().removeprefix("# ") for line in text.splitlines() if line.strip().startswith("#"))
+
+    def walk(section: BaseModel):
+        for name, field in type(section).model_fields.items():
+            assert " ".join(field.description.split()) in comments, name
+            if isinstance(getattr(section, name), BaseModel):
+                walk(getattr(section, name))
+
+    walk(config)
+    assert "engine:\n" in text and "  capacity: 7" in text
