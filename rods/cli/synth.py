@@ -55,7 +55,7 @@ def _load_seeds(spec: str):
     path = Path(spec)
     if not path.exists():
         raise FileNotFoundError(f"seed file {path} does not exist")
-    from rods.tasks.jsonl import read_tasks
+    from rods.tasks import read_tasks
 
     return read_tasks(path)
 
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
     from rods.llm import make_backend
     from rods.synth.pipeline import Pipeline, SynthConfig
-    from rods.tasks.jsonl import write_tasks
+    from rods.tasks import write_tasks
 
     seeds = _load_seeds(args.seeds)[: args.limit]
     kw = {}

@@ -7,7 +7,7 @@ Trainers report `(task_id, rewards)` and read the active pool at epoch boundarie
 from rods.engine.config import TASK_TYPES, EngineConfig
 from rods.engine.engine import DataEngine, EpochReport, SubmitResult
 from rods.engine.ledger import RewardLedger, TaskStats
-from rods.engine.pool import ReplayPool, fingerprint
+from rods.engine.pool import ReplayPool
 from rods.engine.select import BoundarySeedSelector
 from rods.engine.synthesis_worker import PoolSynthesisWorker, SynthesisWorker
 from rods.engine.zones import ZONES, classify, phi
@@ -26,6 +26,5 @@ __all__ = [
     "SynthesisWorker",
     "TaskStats",
     "classify",
-    "fingerprint",
     "phi",
 ]

@@ -30,11 +30,11 @@ from rods.engine.config import TASK_TYPES, EngineConfig
 from rods.engine.events import EventLog
 from rods.engine.ledger import RewardLedger, TaskStats, check_rewards
 from rods.engine.persistence import PersistenceMixin
-from rods.engine.pool import ReplayPool, fingerprint
+from rods.engine.pool import ReplayPool
 from rods.engine.select import BoundarySeedSelector
 from rods.engine.store import DB_FILE, EngineStore
 from rods.engine.zones import ZONES, phi
-from rods.tasks import Task
+from rods.tasks import Task, content_hash
 
 logger = logging.getLogger(__name__)
 
@@ -280,7 +280,7 @@ class DataEngine(PersistenceMixin):
                     cid = cand.get("id", "?") if isinstance(cand, dict) else "?"
                     result.rejected[str(cid)] = f"invalid task: {err}"
                     continue
-                fp = fingerprint(task)
+                fp = content_hash(task)
                 reason = self.pool.check_candidate(task, fp)
                 if reason is None and (task.id in seen or fp in seen):
                     reason = "duplicate within this submission"

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from rods.engine.config import EngineConfig
-from rods.engine.pool import ReplayPool, fingerprint
+from rods.engine.pool import ReplayPool
 from rods.engine.store import DB_FILE, write_snapshot
-from rods.tasks import Task
+from rods.tasks import Task, content_hash
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ class PersistenceMixin:
             for tid, task in source.items():
                 tasks.append({
                     "id": tid, "seq": len(tasks) + 1,
-                    "status": status, "origin": task.origin, "fingerprint": fingerprint(task),
+                    "status": status, "origin": task.origin, "fingerprint": content_hash(task),
                     "body": task.model_dump_json(), "accepted_step": self._accepted_step.get(tid),
                     "active_seq": self._active_seq.get(tid), "entry_step": self._entry_step.get(tid),
                     "retired_step": None, "reason": None,

@@ -18,20 +18,11 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from rods.tasks.bfcl import bfcl_package_dir
+from rods.tasks.bfcl import API_CLASS_FILES, bfcl_package_dir
 
 _BACKEND = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
 #: Class name -> module of the BFCL API classes used by the multi-turn categories.
-CLASS_MODULES = {
-    "GorillaFileSystem": f"{_BACKEND}.gorilla_file_system",
-    "MathAPI": f"{_BACKEND}.math_api",
-    "MessageAPI": f"{_BACKEND}.message_api",
-    "TwitterAPI": f"{_BACKEND}.posting_api",
-    "TicketAPI": f"{_BACKEND}.ticket_api",
-    "TradingBot": f"{_BACKEND}.trading_bot",
-    "TravelAPI": f"{_BACKEND}.travel_booking",
-    "VehicleControlAPI": f"{_BACKEND}.vehicle_control",
-}
+CLASS_MODULES = {cls: f"{_BACKEND}.{stem}" for cls, stem in API_CLASS_FILES.items()}
 #: Classes without a scenario to load (BFCL's STATELESS_CLASSES).
 STATELESS_CLASSES = frozenset({"MathAPI"})
 

@@ -66,12 +66,11 @@ def official_turn_checks(task: Task, steps: list) -> list[dict[str, Any]]:
     checker, utils = _modules()
     name = fresh_model_name("rods_turns")
     entry = task.to_bfcl_entry()
-    long_context = "long_context" in task.id.rsplit("_", 1)[0]
     kw = dict(
         initial_config=entry["initial_config"],
         involved_classes=entry["involved_classes"],
         test_entry_id=task.id,
-        long_context=long_context,
+        long_context=task.long_context,
         is_evaL_run=True,
     )
     all_results: list[str] = []

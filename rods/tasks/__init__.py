@@ -16,17 +16,18 @@ _EXPORTS = {
     "bfcl_task_ids": "rods.tasks.bfcl",
     "load_bfcl_tasks": "rods.tasks.bfcl",
     "load_split": "rods.tasks.bfcl",
-    "TaskFileError": "rods.tasks.jsonl",
-    "append_tasks": "rods.tasks.jsonl",
-    "iter_tasks": "rods.tasks.jsonl",
-    "read_tasks": "rods.tasks.jsonl",
-    "write_tasks": "rods.tasks.jsonl",
+    "TaskFileError": "rods.tasks.task_files",
+    "append_tasks": "rods.tasks.task_files",
+    "iter_tasks": "rods.tasks.task_files",
+    "read_tasks": "rods.tasks.task_files",
+    "write_tasks": "rods.tasks.task_files",
     "API_CLASSES": "rods.tasks.model",
     "REVEAL_MESSAGE": "rods.tasks.model",
     "Category": "rods.tasks.model",
     "Message": "rods.tasks.model",
     "Provenance": "rods.tasks.model",
     "Task": "rods.tasks.model",
+    "content_hash": "rods.tasks.model",
     "TaskRecord": "rods.tasks.record",
 }
 
@@ -48,6 +49,6 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from rods.tasks.bfcl import CATEGORIES, bfcl_record, bfcl_task, bfcl_task_ids, load_bfcl_tasks, load_split
-    from rods.tasks.jsonl import TaskFileError, append_tasks, iter_tasks, read_tasks, write_tasks
-    from rods.tasks.model import API_CLASSES, REVEAL_MESSAGE, Category, Message, Provenance, Task
+    from rods.tasks.task_files import TaskFileError, append_tasks, iter_tasks, read_tasks, write_tasks
+    from rods.tasks.model import API_CLASSES, REVEAL_MESSAGE, Category, Message, Provenance, Task, content_hash
     from rods.tasks.record import TaskRecord

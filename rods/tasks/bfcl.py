@@ -20,6 +20,20 @@ from rods.tasks.record import TaskRecord
 if TYPE_CHECKING:  # pydantic is imported only where tasks are validated
     from rods.tasks.model import Category, Task
 
+#: The eight BFCL multi-turn API classes, each with the stem of its BFCL module and
+#: of its function-doc file (the one list of them: `rods.envs` builds on it).
+API_CLASS_FILES = {
+    "GorillaFileSystem": "gorilla_file_system",
+    "MathAPI": "math_api",
+    "MessageAPI": "message_api",
+    "TwitterAPI": "posting_api",
+    "TicketAPI": "ticket_api",
+    "TradingBot": "trading_bot",
+    "TravelAPI": "travel_booking",
+    "VehicleControlAPI": "vehicle_control",
+}
+API_CLASSES = tuple(API_CLASS_FILES)
+
 CATEGORIES: tuple[Category, ...] = ("base", "miss_func", "miss_param", "long_context")
 SPLIT_SEED = 20260319
 TRAIN_PER_CATEGORY = 100

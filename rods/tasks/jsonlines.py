@@ -1,6 +1,7 @@
 """Reading JSON Lines files with errors that name the file and line.
 
-Shared by the task reader and `rods reward`'s trajectory reader; it imports
+Shared by the task-file reader (`rods.tasks.task_files`) and `rods reward`'s
+trajectory reader; it imports
 nothing heavy (no pydantic), so `rods reward` keeps its fast start-up.
 """
 

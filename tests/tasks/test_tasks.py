@@ -121,3 +121,17 @@ def test_parquet_task_files(tmp_path, bfcl_tasks):
     path = tmp_path / "tasks.parquet"
     datasets.Dataset.from_list(rows).to_parquet(str(path))
     assert read_tasks(path) == tasks
+
+
+def test_content_hash_ignores_id_and_provenance_and_sees_content(bfcl_tasks):
+    from rods.tasks import content_hash
+
+    hashes = {content_hash(t) for t in bfcl_tasks}
+    assert len(hashes) == len({t.model_dump_json(exclude={"id", "provenance"}) for t in bfcl_tasks})
+    for task in bfcl_tasks[::40]:
+        renamed = task.model_copy(update={"id": task.id + "-copy"}, deep=True)
+        renamed.provenance.origin = "synthetic"
+        assert content_hash(renamed) == content_hash(task)
+        changed = task.model_copy(deep=True)
+        changed.ground_truth[-1] = [*changed.ground_truth[-1], "ls()"]
+        assert content_hash(changed) != content_hash(task)
