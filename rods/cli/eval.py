@@ -90,20 +90,11 @@ def build_policy(args: argparse.Namespace) -> Any:
             native_tools=not args.tools_in_prompt,
         )
     from rods.llm.local_backend import load_model
+    from rods.llm.weights import EMBEDDED
 
-    source = Path(args.model)
-    if args.model == "embedded":
-        from rods.llm.embedded import embedded_gguf_path
-
-        source = embedded_gguf_path()
-    if source.suffix == ".gguf":
-        if not source.is_file():
-            raise FileNotFoundError(f"--model: no GGUF file at {source}")
-        model, tokenizer = load_model(str(source.parent), source.name)
-    else:
-        if not source.exists():
-            raise FileNotFoundError(f"--model: no model folder at {source} (or pass --base-url for an endpoint)")
-        model, tokenizer = load_model(str(source), None)
+    if args.model != EMBEDDED and Path(args.model).suffix != ".gguf" and not Path(args.model).exists():
+        raise FileNotFoundError(f"--model: no model folder at {args.model} (or pass --base-url for an endpoint)")
+    model, tokenizer = load_model(args.model)
     return TransformersPolicy(
         model,
         tokenizer,

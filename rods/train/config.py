@@ -20,10 +20,9 @@ from pydantic import Field, field_validator, model_validator
 from rods.config import Section
 from rods.engine.config import EngineConfig
 from rods.envs.seeds import DataSettings
+from rods.llm.weights import EMBEDDED
 from rods.rollout.settings import RolloutSettings
 
-#: The policy name that means "the embedded SmolLM2-135M-Instruct GGUF".
-EMBEDDED = "embedded"
 
 
 class ModelSettings(Section):

@@ -18,36 +18,20 @@ from rods.integrations.trl.dataset import LivePool, live_pool_dataset
 from rods.integrations.trl.rewards import EngineReward
 from rods.integrations.trl.rollout import MultiTurnRollout
 from rods.tasks import Task
-from rods.train.config import EMBEDDED, ModelSettings, TrainConfig
+from rods.llm.weights import load_causal_lm
+from rods.train.config import ModelSettings, TrainConfig
 
 log = logging.getLogger(__name__)
 
 
 def load_policy(settings: ModelSettings, *, device: str | None = None) -> tuple[Any, Any]:
-    """(model, tokenizer) of the policy; 'embedded' is SmolLM2-135M-Instruct from its GGUF, dequantized."""
+    """(model, tokenizer) of the policy (`rods.llm.weights`); dtype auto is bfloat16 on a GPU, else float32."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    path, gguf = settings.name_or_path, settings.gguf_file
-    if path == EMBEDDED:
-        from rods.llm.embedded import embedded_gguf_path
-
-        file = embedded_gguf_path()
-        path, gguf = str(file.parent), file.name
-    kwargs: dict[str, Any] = {}
-    if gguf:
-        from transformers import GgufConfig
-
-        kwargs.update(gguf_file=gguf, quantization_config=GgufConfig(dequantize=True))
     dtype = settings.torch_dtype
     if dtype == "auto":
         dtype = "bfloat16" if (torch.cuda.is_available() and device != "cpu") else "float32"
-    tokenizer = AutoTokenizer.from_pretrained(path, **({"gguf_file": gguf} if gguf else {}))
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype), **kwargs)
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    return model, tokenizer
+    return load_causal_lm(settings.name_or_path, settings.gguf_file, dtype=dtype)
 
 
 def _score_only_completions_on_cpu() -> None:
