@@ -2,9 +2,11 @@
 
 The packages of `rods`, lowest first::
 
-    tasks -> envs -> reward -> rollout -> llm / engine / eval -> synth -> integrations -> report / train / cli
+    tasks / llm -> envs -> reward -> rollout -> engine / eval -> synth -> integrations -> report / train / cli
 
 with `rods.config` (the base class of every settings section) beneath them all.
+`rods.llm` (language-model backends, the Hermes tool-call format) needs no
+task, so rollouts and synthesis alike build on it.
 A module may import its own package and any package at a lower level, never
 one above it (module-level and function-level imports alike: a lazy import is
 still a dependency), and no two packages may import each other, even
@@ -24,10 +26,10 @@ ROOT = Path(__file__).resolve().parents[1] / "rods"
 LAYERS: dict[str, int] = {
     "config": -1,
     "tasks": 0,
+    "llm": 0,
     "envs": 1,
     "reward": 2,
     "rollout": 3,
-    "llm": 4,
     "engine": 4,
     "eval": 4,
     "synth": 5,

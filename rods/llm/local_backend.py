@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 import time
 from functools import lru_cache
@@ -20,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from rods.llm.base import ChatRequest, Completion, LLMBackend, LLMConfig, LLMError, json_instruction
+from rods.llm.hermes import tool_call_bodies
 from rods.llm.weights import EMBEDDED, load_causal_lm, weights_location
 
 logger = logging.getLogger(__name__)
 
-_TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
 _LOAD_LOCK = threading.Lock()
 
 
@@ -106,9 +105,9 @@ class LocalBackend(LLMBackend):
 
 
 def _tool_calls(text: str) -> list[dict]:
-    """Hermes-style ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` blocks."""
+    """The reply's Hermes ``<tool_call>`` blocks as OpenAI-style calls (unreadable blocks are skipped)."""
     calls = []
-    for i, block in enumerate(_TOOL_CALL.findall(text)):
+    for i, block in enumerate(tool_call_bodies(text)):
         try:
             obj = json.loads(block)
         except json.JSONDecodeError:

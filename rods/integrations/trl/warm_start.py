@@ -15,13 +15,13 @@ settings, the report).
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
 
 from rods.envs.calls import CallParseError, parse_calls
 from rods.integrations.trl.rollout import MultiTurnRollout
+from rods.llm.hermes import tool_call_block
 from rods.tasks import Task
 
 log = logging.getLogger(__name__)
@@ -38,8 +38,7 @@ def hermes_calls(gold: list[str]) -> str | None:
         for call in calls:
             if call.args:
                 return None
-            body = json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
-            blocks.append(f"<tool_call>\n{body}\n</tool_call>")
+            blocks.append(tool_call_block(call.name, call.arguments))
     return "\n".join(blocks) if blocks else None
 
 
