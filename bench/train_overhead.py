@@ -79,7 +79,7 @@ def run_arm(arm: str, model_dir: Path, seeds, steps: int, out: Path, closed_loop
 
     config = config_from_dict({
         "rollout": {"max_steps_per_turn": 1, "max_reply_tokens": 8, "max_completion_tokens": 512,
-                    "tool_description": "signatures"},
+                    "tool_docs": "signatures"},
         "grpo": {"num_generations": 4, "tasks_per_step": 2, "steps_per_epoch": 2, "max_steps": steps,
                  "save_steps": 10_000, "learning_rate": 1e-4, "logging_steps": 10_000},
         "engine": {"K": 4, "min_observations": 4, "burn_in_rollouts": 4, "max_seeds_per_step": 2,

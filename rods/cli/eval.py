@@ -37,8 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="pass tools to the chat template / endpoint")
     src.add_argument("--threads", type=int, default=None,
                      help="local model: torch CPU threads (1 is often faster on a busy or 2-core machine)")
-    src.add_argument("--tool-docs", choices=("full", "compact"), default="full",
-                     help="tool descriptions in the prompt: full JSON, or compact signatures (small models)")
+    src.add_argument("--tool-docs", choices=("full", "compact", "signatures"), default="full",
+                     help="tool descriptions: full JSON, compact signature lines, or signatures (a short prompt; tiny models)")
     data = p.add_argument_group("tasks")
     data.add_argument("--split", choices=("test", "train", "all"), default="test")
     data.add_argument("--tasks", type=Path, default=None, help="task JSONL file instead of a BFCL split")

@@ -56,8 +56,9 @@ class Episode:
         tools_in_prompt: write the tool descriptions into the messages (for
             chat templates without tool support). Always true for `pythonic`.
         on_step_cap: ``end_turn`` (training) or ``force_quit`` (BFCL's eval).
-        tool_docs: ``full`` tool descriptions in the prompt or ``compact``
-            signatures (a quarter of the tokens; for small models on CPU).
+        tool_docs: ``full`` tool descriptions, ``compact`` signature lines (a
+            quarter of the tokens) or ``signatures`` (a short prompt of bare
+            signatures in place of the system prompt; for tiny models on CPU).
         sample_index: which of the K rollouts of the task this is.
     """
 
@@ -208,8 +209,8 @@ class Episode:
         self._messages += self._user_turn(self._turn)
 
     def _described(self, tools: list[dict]) -> list[dict]:
-        """What the prompt lists: BFCL's own function docs for `pythonic`, else the OpenAI schemas."""
-        if self.tool_format != "pythonic":
+        """What the prompt lists: BFCL's own function docs for `pythonic` or bare signatures, else the OpenAI schemas."""
+        if self.tool_format != "pythonic" and self.tool_docs != "signatures":
             return tools
         names = {t["function"]["name"] for t in tools}
         docs = function_docs(self.task.involved_classes).values()

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
 
 from pydantic import Field
 
 from rods.config import Section
+from rods.rollout.prompt import ToolDocs
 
 
 class RolloutSettings(Section):
@@ -19,10 +19,11 @@ class RolloutSettings(Section):
     )
     temperature: float = Field(1.0, ge=0.0, description="Sampling temperature of rollouts.")
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling of rollouts.")
-    tool_description: Literal["schemas", "signatures"] = Field(
-        "schemas",
-        description="How tools are described to the policy: full JSON schemas (Hermes block or native) or one "
-        "signature line per function (rods.rollout.prompt; ~10x shorter prompts, for the CPU demo).",
+    tool_docs: ToolDocs = Field(
+        "full",
+        description="How tools are described to the policy: full JSON schemas (Hermes block or native), compact "
+        "signature lines with the first sentence of each description, or signatures: a short system prompt of "
+        "bare signature lines (rods.rollout.prompt; ~10x shorter prompts, for the CPU demo).",
     )
     generation_batch_size: int = Field(64, ge=1, description="Episodes generated together in one model.generate call.")
 

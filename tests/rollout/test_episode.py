@@ -197,3 +197,28 @@ def test_compact_tool_docs_are_signatures_with_the_tool_description(test_tasks):
     assert "cd(folder: string) - Change the current working directory to the specified folder." in compact
     assert "ls(a: boolean = ...) - " in compact and "This tool belongs to" not in compact
     assert len(compact) < len(full) / 2
+
+
+def test_signatures_prompt_lists_available_tools_only_and_reveals_the_rest_bare(test_tasks):
+    import re
+
+    from rods.rollout.prompt import SIGNATURES_SYSTEM_PROMPT, signature
+    from rods.tasks import REVEAL_MESSAGE
+
+    for mf in [t for t in test_tasks if t.category == "miss_func"][:10]:
+        hidden = mf.held_out_functions(0)
+        episode = Episode(mf, tools_in_prompt=True, tool_docs="signatures")
+        prompt = episode.messages[0]["content"]
+        assert prompt.startswith(SIGNATURES_SYSTEM_PROMPT.split("{signatures}")[0]) and "<tool_call>" in prompt
+        assert not any(f"\n{name}(" in prompt for name in hidden)
+        reveal_turn = min(int(k) for k in mf.missed_function)
+        appended: list[dict] = []
+        for _ in range(reveal_turn):
+            appended = episode.advance("Done.")
+        listed = appended[-1]["content"].removesuffix(REVEAL_MESSAGE).strip().splitlines()
+        assert sorted(line.split("(")[0] for line in listed) == sorted(hidden)
+        assert all(re.fullmatch(r"\w+\(.*\)", line) for line in listed), listed
+    doc = {"name": "mv", "description": "Move a file. Then more.",
+           "parameters": {"properties": {"source": {"type": "string"}, "n": {"type": "integer"}}, "required": ["source"]}}
+    assert signature(doc, describe=False) == "mv(source: string, n: integer = ...)"
+    assert signature({"type": "function", "function": doc}) == "mv(source: string, n: integer = ...) - Move a file."

@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rods.rollout import Episode
-from rods.rollout.prompt import compact_system_prompt
 from rods.rollout.settings import RolloutSettings
 from rods.tasks import Task
 
@@ -122,16 +121,14 @@ class MultiTurnRollout:
     # -- the loop -------------------------------------------------------------------
 
     def new_episode(self, task: Task, index: int = 0) -> Episode:
-        system_prompt = self.system_prompt
-        tools_in_prompt = self.tools_in_prompt
-        if self.settings.tool_description == "signatures":
-            system_prompt, tools_in_prompt = compact_system_prompt(task), False
+        signatures = self.settings.tool_docs == "signatures"  # the tools are in that system prompt
         return Episode(
             task,
             max_steps_per_turn=self.settings.max_steps_per_turn,
-            system_prompt=system_prompt,
+            system_prompt=self.system_prompt,
             tool_format=self.tool_format,  # type: ignore[arg-type]
-            tools_in_prompt=tools_in_prompt,
+            tools_in_prompt=False if signatures else self.tools_in_prompt,
+            tool_docs=self.settings.tool_docs,
             sample_index=index,
         )
 

@@ -22,7 +22,7 @@ def test_hermes_calls_round_trip_through_the_parser():
 def test_sft_examples_match_rollout_prompts(tiny_tokenizer):
     tasks = turn_slices(load_split("train"), max_calls=2)[:6]
     rollout = MultiTurnRollout({t.id: t for t in tasks}.__getitem__, tiny_tokenizer,
-                               RolloutSettings(tool_description="signatures"))
+                               RolloutSettings(tool_docs="signatures"))
     examples = sft_examples(tasks, rollout)
     assert len(examples) >= 4
     episode = rollout.new_episode(tasks[0])
