@@ -132,6 +132,7 @@ def _run(args: argparse.Namespace, console: Any, tasks: list[Any]) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from rods.eval import evaluate
+    from rods.rollout import EpisodeOptions
 
     policy = build_policy(args)
     total = len(tasks) * args.k
@@ -146,11 +147,13 @@ def _run(args: argparse.Namespace, console: Any, tasks: list[Any]) -> int:
             out_dir=args.out,
             model=args.model,
             split=str(args.tasks) if args.tasks else args.split,
-            max_steps_per_turn=args.max_steps,
-            tool_format=args.tool_format,
-            tools_in_prompt=args.tools_in_prompt,
-            on_step_cap=args.step_cap,
-            tool_docs=args.tool_docs,
+            options=EpisodeOptions(
+                max_steps_per_turn=args.max_steps,
+                tool_format=args.tool_format,
+                tools_in_prompt=args.tools_in_prompt,
+                on_step_cap=args.step_cap,
+                tool_docs=args.tool_docs,
+            ),
             official_check=not args.no_official_check,
             progress=lambda done, _total: bar.update(job, completed=done),
         )

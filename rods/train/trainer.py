@@ -19,6 +19,7 @@ from rods.integrations.trl.rewards import EngineReward
 from rods.integrations.trl.rollout import MultiTurnRollout
 from rods.tasks import Task
 from rods.llm.weights import load_causal_lm
+from rods.rollout import EpisodeOptions
 from rods.train.config import ModelSettings, TrainConfig
 
 log = logging.getLogger(__name__)
@@ -102,14 +103,13 @@ def grpo_config(config: TrainConfig, output_dir: str | Path, *, max_steps: int |
 
 def make_rollout(config: TrainConfig, lookup: Callable[[str], Task], tokenizer: Any) -> MultiTurnRollout:
     """The token-level agent loop of this run (rollout settings and the policy's tool format)."""
-    return MultiTurnRollout(
-        lookup,
-        tokenizer,
-        config.rollout,
+    options = EpisodeOptions(
+        system_prompt=config.model.system_prompt,
         tool_format=config.model.tool_format,
         tools_in_prompt=config.model.tools_in_prompt,
-        system_prompt=config.model.system_prompt,
-        chat_template_kwargs=config.model.chat_template_kwargs,
+    )
+    return MultiTurnRollout(
+        lookup, tokenizer, config.rollout, options=options, chat_template_kwargs=config.model.chat_template_kwargs
     )
 
 

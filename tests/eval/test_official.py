@@ -5,7 +5,7 @@ import json
 import pytest
 
 from rods.eval import safe_official_verdict, rescore_file, safe_decoded, write_decoded
-from rods.rollout import Episode
+from rods.rollout import Episode, EpisodeOptions
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def variants(task):
 
 def play(task, turns, **kw):
     """Each turn: its calls in one pythonic reply (if any), then a text answer."""
-    episode = Episode(task, tool_format="pythonic", **kw)
+    episode = Episode(task, EpisodeOptions(tool_format="pythonic", **kw))
     while not episode.done:
         calls = turns[episode.turn]
         if calls:

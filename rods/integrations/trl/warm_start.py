@@ -15,6 +15,7 @@ settings, the report).
 
 from __future__ import annotations
 
+import copy
 import logging
 from pathlib import Path
 from typing import Any
@@ -62,12 +63,8 @@ def measure(model: Any, rollout: MultiTurnRollout, tasks: list[Task]) -> dict[st
     """Greedy first replies on `tasks`: share with a parseable tool call, and the mean progress reward."""
     if not tasks:
         return {"tasks": 0, "parse_rate": None, "mean_progress": None}
-    settings = rollout.settings.model_copy(update={"temperature": 0.0})
-    probe = MultiTurnRollout(
-        rollout.lookup, rollout.tokenizer, settings, tool_format=rollout.tool_format,
-        tools_in_prompt=rollout.tools_in_prompt, system_prompt=rollout.system_prompt,
-        chat_template_kwargs=rollout.chat_template_kwargs,
-    )
+    probe = copy.copy(rollout)  # the same prompts, sampled greedily
+    probe.settings = rollout.settings.model_copy(update={"temperature": 0.0})
     was_training = model.training
     model.eval()
     try:

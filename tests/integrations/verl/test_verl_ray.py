@@ -210,9 +210,9 @@ def test_agent_loop_plays_bfcl_tasks_masks_and_reports(ray_cluster, seeds, tmp_p
         )
     assert engine.stats(reveal.id)["rewards"] == [1.0, 1.0]
     # The incremental token stream is the chat template's rendering of the whole episode.
-    from rods.rollout.episode import Episode
+    from rods.rollout.episode import Episode, EpisodeOptions
 
-    episode = Episode(reveal, tools_in_prompt=True)
+    episode = Episode(reveal, EpisodeOptions(tools_in_prompt=True))
     for run in runs(outs[0].response_mask, outs[0].response_ids)[0]:
         episode.advance(tok.decode(run, skip_special_tokens=True))
     assert episode.done
