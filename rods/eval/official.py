@@ -29,6 +29,7 @@ from rods.envs import method_owners
 from rods.envs.calls import CallParseError, parse_calls
 from rods.rollout.trajectory import Trajectory
 from rods.tasks import Task
+from rods.tasks.jsonlines import write_lines
 
 log = logging.getLogger(__name__)
 
@@ -99,14 +100,7 @@ def result_line(traj: Trajectory) -> dict:
 
 def write_decoded(path: str | Path, trajectories: Iterable[Trajectory]) -> int:
     """Write one JSON line per rollout; returns how many."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
-    with path.open("w", encoding="utf-8") as fh:
-        for traj in trajectories:
-            fh.write(json.dumps(result_line(traj), ensure_ascii=False) + "\n")
-            count += 1
-    return count
+    return write_lines(path, (json.dumps(result_line(traj), ensure_ascii=False) for traj in trajectories))
 
 
 @dataclass

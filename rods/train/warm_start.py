@@ -51,17 +51,17 @@ def warm_start(config: TrainConfig, model: Any, tokenizer: Any, seeds: list[Task
     before = measure(model, rollout, held_out)
     log.info("warm start: parse rate before %.2f on %d seeds (not trained on)", before["parse_rate"] or 0.0, len(held_out))
     use_cpu = config.grpo.use_cpu if config.grpo.use_cpu is not None else not torch.cuda.is_available()
-    train_loss = run_sft(
-        model, tokenizer, examples,
-        output_dir=Path(run_dir) / "warm_start",
-        max_steps=settings.max_steps,
-        learning_rate=settings.learning_rate,
-        batch_size=settings.batch_size,
-        max_length=settings.max_length,
-        use_cpu=use_cpu,
-        bf16=bool(config.grpo.bf16) and not use_cpu,
-        seed=config.grpo.seed,
-    )
+    sft_args = {
+        "output_dir": str(Path(run_dir) / "warm_start"),
+        "max_steps": settings.max_steps,
+        "learning_rate": settings.learning_rate,
+        "per_device_train_batch_size": settings.batch_size,
+        "max_length": settings.max_length,
+        "use_cpu": use_cpu,
+        "bf16": bool(config.grpo.bf16) and not use_cpu,
+        "seed": config.grpo.seed,
+    }
+    train_loss = run_sft(model, tokenizer, examples, sft_args)
     after = measure(model, rollout, held_out)
     report = {
         "examples": len(examples),

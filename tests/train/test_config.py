@@ -63,28 +63,25 @@ def test_paper_and_ablations_differ_only_where_they_say():
     assert load_config(ab / "no_rewrite.yaml").grpo.num_generations == 16
 
 
-def test_unknown_key_is_named(tmp_path):
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("grpo:\n  learnin_rate: 0.1\n", r"bad.yaml: grpo.learnin_rate: unknown key.*learning_rate"),
+        ("engine:\n  alpha_pluss: 0.9\n", r"bad.yaml: engine.alpha_pluss: unknown key; known keys here: .*alpha_plus"),
+        ("engine:\n  alpha_minus: 0.9\n  alpha_plus: 0.5\n", r"bad.yaml: engine: .*alpha_minus <= alpha_plus"),
+        ("engine:\n  K: 0\n", r"bad.yaml: engine.K: Input should be greater than or equal to 1"),
+        ("rollout:\n  tool_docs: short\n", r"bad.yaml: rollout.tool_docs: Input should be 'full', 'compact'"),
+        ("grpo:\n  num_generations: lots\n", r"bad.yaml: grpo.num_generations"),
+    ],
+)
+def test_bad_key_or_value_is_named_with_the_file(tmp_path, text, message):
     bad = tmp_path / "bad.yaml"
-    bad.write_text("grpo:\n  learnin_rate: 0.1\n")
-    with pytest.raises(ConfigError, match=r"bad.yaml: grpo.learnin_rate: unknown key.*learning_rate"):
+    bad.write_text(text)
+    with pytest.raises(ConfigError, match=message):
         load_config(bad)
 
 
-def test_bad_engine_key_and_value_are_named(tmp_path):
-    bad = tmp_path / "e.yaml"
-    bad.write_text("engine:\n  alpha_pluss: 0.9\n")
-    with pytest.raises(ConfigError, match=r"e.yaml: engine.alpha_pluss: unknown key; known keys here: .*alpha_plus"):
-        load_config(bad)
-    bad.write_text("engine:\n  alpha_minus: 0.9\n  alpha_plus: 0.5\n")
-    with pytest.raises(ConfigError, match=r"engine: .*alpha_minus <= alpha_plus"):
-        load_config(bad)
-
-
-def test_bad_type_and_batch_shape(tmp_path):
-    bad = tmp_path / "t.yaml"
-    bad.write_text("grpo:\n  num_generations: lots\n")
-    with pytest.raises(ConfigError, match=r"grpo.num_generations"):
-        load_config(bad)
+def test_batch_shape_must_fit_the_groups():
     with pytest.raises(ConfigError, match=r"gradient_accumulation_steps"):
         config_from_dict({"grpo": {"num_generations": 4, "tasks_per_step": 1, "gradient_accumulation_steps": 3}})
 

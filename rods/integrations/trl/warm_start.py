@@ -81,39 +81,17 @@ def measure(model: Any, rollout: MultiTurnRollout, tasks: list[Task]) -> dict[st
     }
 
 
-def run_sft(
-    model: Any,
-    tokenizer: Any,
-    examples: list[dict[str, str]],
-    *,
-    output_dir: str | Path,
-    max_steps: int,
-    learning_rate: float,
-    batch_size: int,
-    max_length: int,
-    use_cpu: bool,
-    bf16: bool,
-    seed: int,
-) -> float:
-    """TRL's SFTTrainer on prompt/completion `examples` (loss on the completion only); returns the training loss."""
+def run_sft(model: Any, tokenizer: Any, examples: list[dict[str, str]], sft_args: dict[str, Any]) -> float:
+    """TRL's SFTTrainer on prompt/completion `examples`, loss on the completion only; returns the training loss.
+
+    `sft_args` are `SFTConfig` fields (output_dir, max_steps, learning_rate, ...);
+    checkpoints, trackers and progress bars are off.
+    """
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
-    args = SFTConfig(
-        output_dir=str(output_dir),
-        max_steps=max_steps,
-        learning_rate=learning_rate,
-        per_device_train_batch_size=batch_size,
-        max_length=max_length,
-        use_cpu=use_cpu,
-        bf16=bf16,
-        gradient_checkpointing=False,
-        save_strategy="no",
-        report_to="none",
-        logging_steps=max(1, max_steps // 10),
-        completion_only_loss=True,
-        disable_tqdm=True,
-        seed=seed,
-    )
+    fixed = {"gradient_checkpointing": False, "save_strategy": "no", "report_to": "none", "disable_tqdm": True,
+             "completion_only_loss": True, "logging_steps": max(1, int(sft_args.get("max_steps", 10)) // 10)}
+    args = SFTConfig(**{**fixed, **sft_args})
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(examples), processing_class=tokenizer)
     return trainer.train().training_loss
