@@ -47,19 +47,6 @@ def run_graph(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_seeds(spec: str):
-    if spec in ("train", "test", "all"):
-        from rods.tasks.bfcl import load_split
-
-        return load_split(spec)
-    path = Path(spec)
-    if not path.exists():
-        raise FileNotFoundError(f"seed file {path} does not exist")
-    from rods.tasks import read_tasks
-
-    return read_tasks(path)
-
-
 def run(args: argparse.Namespace) -> int:
     if not args.seeds or not args.out:
         raise ValueError("--seeds and --out are required (or use `rods synth graph --out FILE`)")
@@ -69,9 +56,9 @@ def run(args: argparse.Namespace) -> int:
 
     from rods.llm import make_backend
     from rods.synth.pipeline import Pipeline, SynthConfig
-    from rods.tasks import write_tasks
+    from rods.tasks import read_task_source, write_tasks
 
-    seeds = _load_seeds(args.seeds)[: args.limit]
+    seeds = read_task_source(args.seeds)[: args.limit]
     kw = {}
     if args.llm == "openai":
         if not args.base_url or not args.model:

@@ -8,14 +8,13 @@ because slicing needs to know which API class executes each gold call.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
 
 from rods.config import Section
 from rods.envs.slices import turn_slices
-from rods.tasks import Task, load_split, read_tasks
+from rods.tasks import Task, read_task_source
 from rods.tasks.model import Category
 
 
@@ -47,13 +46,10 @@ class DataSettings(Section):
 
 def load_seeds(settings: DataSettings) -> list[Task]:
     """The human seed tasks of a run, shaped by `task_mix`."""
-    if settings.seeds in ("train", "test", "all"):
-        tasks = load_split(settings.seeds)
-    else:
-        path = Path(settings.seeds)
-        if not path.is_file():
-            raise FileNotFoundError(f"data.seeds: no such tasks file {path}")
-        tasks = read_tasks(path)
+    try:
+        tasks = read_task_source(settings.seeds)
+    except ValueError as err:  # TaskFileError names the file, line and field
+        raise ValueError(f"data.seeds: {err}") from None
     if settings.categories:
         tasks = [t for t in tasks if t.category in settings.categories]
     if settings.per_category:

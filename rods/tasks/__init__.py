@@ -19,6 +19,7 @@ _EXPORTS = {
     "TaskFileError": "rods.tasks.task_files",
     "append_tasks": "rods.tasks.task_files",
     "iter_tasks": "rods.tasks.task_files",
+    "read_task_source": "rods.tasks.task_files",
     "read_tasks": "rods.tasks.task_files",
     "write_tasks": "rods.tasks.task_files",
     "API_CLASSES": "rods.tasks.model",
@@ -49,6 +50,13 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from rods.tasks.bfcl import CATEGORIES, bfcl_record, bfcl_task, bfcl_task_ids, load_bfcl_tasks, load_split
-    from rods.tasks.task_files import TaskFileError, append_tasks, iter_tasks, read_tasks, write_tasks
+    from rods.tasks.task_files import (
+        TaskFileError,
+        append_tasks,
+        iter_tasks,
+        read_task_source,
+        read_tasks,
+        write_tasks,
+    )
     from rods.tasks.model import API_CLASSES, REVEAL_MESSAGE, Category, Message, Provenance, Task, content_hash
     from rods.tasks.record import TaskRecord

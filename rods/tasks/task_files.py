@@ -110,3 +110,20 @@ def write_tasks(path: str | Path, tasks: Iterable[Task]) -> int:
 def append_tasks(path: str | Path, tasks: Iterable[Task]) -> int:
     """Append tasks to a JSONL file, flushing each line (used for streaming outputs)."""
     return write_lines(path, (dump_task(task) for task in tasks), append=True, flush_each=True)
+
+
+#: The BFCL splits a task source may name instead of a file.
+SPLITS = ("train", "test", "all")
+
+
+def read_task_source(source: str | Path) -> list[Task]:
+    """Tasks named by a source: a BFCL split (``train``, ``test``, ``all``, also as ``bfcl:train``) or a task file."""
+    text = str(source)
+    split = text.removeprefix("bfcl:")
+    if split in SPLITS:
+        from rods.tasks.bfcl import load_split
+
+        return load_split(split)  # type: ignore[arg-type]
+    if text.startswith("bfcl:"):
+        raise ValueError(f"unknown BFCL split {split!r} in {text!r}; use bfcl:train, bfcl:test or bfcl:all")
+    return read_tasks(source)
