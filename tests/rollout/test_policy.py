@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from rods.llm import LLMError
 from rods.rollout import Episode, EpisodeOptions, OpenAIPolicy, TransformersPolicy, run_episodes, to_openai_messages
 from rods.tasks import Task, load_split
 
@@ -209,3 +210,15 @@ def test_rods_eval_against_a_real_llama_cpp_server(llama_server, tmp_path):
     trajs = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
     revealed = [turn["revealed"] for t in trajs for turn in t["turns"] if turn["revealed"]]
     assert revealed, "the miss_func task's reveal turn was played"
+
+
+def test_openai_policy_retries_a_transient_failure_like_every_backend(scripted_openai_server):
+    scripted_openai_server.script([{"status": 503}, {"content": "fine"}])
+    policy = OpenAIPolicy(scripted_openai_server.base_url, "m", concurrency=1, max_retries=1)
+    policy.backend.config = policy.backend.config.model_copy(update={"backoff_s": 0.0})
+    episode = Episode(load_split("test")[0])
+    assert policy.generate([(episode.messages, episode.tools)]) == ["fine"]
+    assert len(scripted_openai_server.requests) == 2
+    scripted_openai_server.script([{"status": 400}])
+    with pytest.raises(LLMError, match="HTTP 400"):  # not transient: no retry
+        policy.generate([(episode.messages, episode.tools)])
