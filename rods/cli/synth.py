@@ -55,19 +55,6 @@ def run_graph(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_seeds(spec: str):
-    if spec in ("train", "test", "all"):
-        from rods.tasks.bfcl import load_split
-
-        return load_split(spec)
-    path = Path(spec)
-    if not path.exists():
-        raise FileNotFoundError(f"seed file {path} does not exist")
-    from rods.tasks.jsonl import read_tasks
-
-    return read_tasks(path)
-
-
 def make_backends(llms: list[str] | None, urls: list[str], models: list[str]):
     """One backend per `--llm`; the i-th openai/local one takes the i-th (or last) --base-url and --model."""
     from rods.llm import make_backend
@@ -100,9 +87,9 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from rods.synth.pipeline import Pipeline, SynthConfig
-    from rods.tasks.jsonl import write_tasks
+    from rods.tasks import read_task_source, write_tasks
 
-    seeds = _load_seeds(args.seeds)[: args.limit]
+    seeds = read_task_source(args.seeds)[: args.limit]
     backends = make_backends(args.llm, args.base_url, args.model)
     base = dict(per_seed=args.per_seed, workers=args.workers, augment=args.augment, seed=args.seed,
                 same_counts=not args.vary_counts, routing=args.routing)

@@ -17,18 +17,11 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
+from rods.tasks.bfcl import API_CLASS_FILES, bfcl_package_dir
+
 _BACKEND = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
 #: Class name -> module of the BFCL API classes used by the multi-turn categories.
-CLASS_MODULES = {
-    "GorillaFileSystem": f"{_BACKEND}.gorilla_file_system",
-    "MathAPI": f"{_BACKEND}.math_api",
-    "MessageAPI": f"{_BACKEND}.message_api",
-    "TwitterAPI": f"{_BACKEND}.posting_api",
-    "TicketAPI": f"{_BACKEND}.ticket_api",
-    "TradingBot": f"{_BACKEND}.trading_bot",
-    "TravelAPI": f"{_BACKEND}.travel_booking",
-    "VehicleControlAPI": f"{_BACKEND}.vehicle_control",
-}
+CLASS_MODULES = {cls: f"{_BACKEND}.{stem}" for cls, stem in API_CLASS_FILES.items()}
 #: Classes without a scenario to load (BFCL's STATELESS_CLASSES).
 STATELESS_CLASSES = frozenset({"MathAPI"})
 
@@ -38,6 +31,7 @@ def api_class(name: str) -> type:
     """The BFCL API class of that name (imported on first use)."""
     if name not in CLASS_MODULES:
         raise ValueError(f"unknown API class {name!r}; expected one of {sorted(CLASS_MODULES)}")
+    bfcl_package_dir()  # a clear error when bfcl-eval is missing
     return getattr(importlib.import_module(CLASS_MODULES[name]), name)
 
 

@@ -14,17 +14,10 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
+from rods.tasks.bfcl import API_CLASS_FILES
+
 #: API class -> its function-doc file in `data/multi_turn_func_doc/`.
-DOC_FILES = {
-    "GorillaFileSystem": "gorilla_file_system.json",
-    "MathAPI": "math_api.json",
-    "MessageAPI": "message_api.json",
-    "TwitterAPI": "posting_api.json",
-    "TicketAPI": "ticket_api.json",
-    "TradingBot": "trading_bot.json",
-    "TravelAPI": "travel_booking.json",
-    "VehicleControlAPI": "vehicle_control.json",
-}
+DOC_FILES = {cls: f"{stem}.json" for cls, stem in API_CLASS_FILES.items()}
 
 #: BFCL's type names -> JSON-schema types (BFCL's GORILLA_TO_OPENAPI).
 JSON_TYPES = {

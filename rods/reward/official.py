@@ -17,7 +17,11 @@ _counter = itertools.count()
 
 
 def _modules():
-    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_checker as checker, multi_turn_utils as utils
+    from rods.tasks.bfcl import bfcl_package_dir
+
+    bfcl_package_dir()  # a clear error when bfcl-eval is missing
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_checker as checker
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils as utils
 
     return checker, utils
 
@@ -62,12 +66,11 @@ def official_turn_checks(task: Task, steps: list) -> list[dict[str, Any]]:
     checker, utils = _modules()
     name = fresh_model_name("rods_turns")
     entry = task.to_bfcl_entry()
-    long_context = "long_context" in task.id.rsplit("_", 1)[0]
     kw = dict(
         initial_config=entry["initial_config"],
         involved_classes=entry["involved_classes"],
         test_entry_id=task.id,
-        long_context=long_context,
+        long_context=task.long_context,
         is_evaL_run=True,
     )
     all_results: list[str] = []

@@ -20,6 +20,20 @@ from rods.tasks.record import TaskRecord
 if TYPE_CHECKING:  # pydantic is imported only where tasks are validated
     from rods.tasks.model import Category, Task
 
+#: The eight BFCL multi-turn API classes, each with the stem of its BFCL module and
+#: of its function-doc file (the one list of them: `rods.envs` builds on it).
+API_CLASS_FILES = {
+    "GorillaFileSystem": "gorilla_file_system",
+    "MathAPI": "math_api",
+    "MessageAPI": "message_api",
+    "TwitterAPI": "posting_api",
+    "TicketAPI": "ticket_api",
+    "TradingBot": "trading_bot",
+    "TravelAPI": "travel_booking",
+    "VehicleControlAPI": "vehicle_control",
+}
+API_CLASSES = tuple(API_CLASS_FILES)
+
 CATEGORIES: tuple[Category, ...] = ("base", "miss_func", "miss_param", "long_context")
 SPLIT_SEED = 20260319
 TRAIN_PER_CATEGORY = 100
@@ -27,15 +41,25 @@ TRAIN_PER_CATEGORY = 100
 Split = Literal["train", "test", "all"]
 
 
-def bfcl_data_dir() -> Path:
-    """The `data/` folder of the installed bfcl-eval package."""
+#: The bfcl-eval release rods is tested with. Not in pyproject's `dependencies`:
+#: it pins numpy and pulls vllm & co., so it is installed with ``--no-deps``
+#: (its API classes need only mpmath, which is declared).
+BFCL_EVAL = "bfcl-eval==2026.3.23"
+
+
+def bfcl_package_dir() -> Path:
+    """The folder of the installed bfcl-eval package; a clear error naming the install command if absent."""
     spec = find_spec("bfcl_eval")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError(
-            "bfcl-eval is not installed; run `make venv` "
-            "(pip install --no-deps bfcl-eval==2026.3.23 mpmath)"
+            f"bfcl-eval is not installed; run `make venv` (or: pip install --no-deps {BFCL_EVAL} mpmath)"
         )
-    return Path(next(iter(spec.submodule_search_locations))) / "data"
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def bfcl_data_dir() -> Path:
+    """The `data/` folder of the installed bfcl-eval package."""
+    return bfcl_package_dir() / "data"
 
 
 def _read_jsonl(path: Path) -> list[dict]:

@@ -13,7 +13,7 @@ from rods.synth.planner import Planner
 from rods.synth.pipeline import Pipeline, SynthConfig, synthesize
 from rods.synth.profile import profile_of, trace_task
 from rods.tasks import Task
-from rods.tasks.jsonl import read_tasks, write_tasks
+from rods.tasks import read_tasks, write_tasks
 
 
 def _replays(task):

@@ -6,8 +6,8 @@ from rods.envs import ToolEnvironment
 from rods.integrations.trl.rollout import MultiTurnRollout, TokenEpisode
 from rods.integrations.trl.warm_start import hermes_calls
 from rods.tasks import load_split
-from rods.train.config import RolloutSettings
-from rods.train.slices import turn_slices
+from rods.rollout.settings import RolloutSettings
+from rods.envs.slices import turn_slices
 
 
 @pytest.fixture(scope="module")
@@ -25,11 +25,11 @@ def _reply(tok, text):
     return tok(text, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
 
 
-@pytest.mark.parametrize("tool_description", ["signatures", "schemas"])
-def test_scripted_gold_reply_scores_one_and_masks_env_tokens(tiny_tokenizer, slices, tool_description):
+@pytest.mark.parametrize("tool_docs", ["signatures", "full"])
+def test_scripted_gold_reply_scores_one_and_masks_env_tokens(tiny_tokenizer, slices, tool_docs):
     task = slices[0]
     rollout = MultiTurnRollout({task.id: task}.__getitem__, tiny_tokenizer,
-                               RolloutSettings(max_steps_per_turn=3, tool_description=tool_description))
+                               RolloutSettings(max_steps_per_turn=3, tool_docs=tool_docs))
     stream = _stream(rollout, task)
     call = _reply(tiny_tokenizer, hermes_calls(task.ground_truth[0]))
     rollout._take_reply(stream, call)
@@ -90,7 +90,7 @@ def test_completion_budget_stops_episode(tiny_tokenizer, slices):
 def test_rollout_with_a_model_returns_trl_shapes(tiny_model, tiny_tokenizer, slices):
     tasks = slices[:2]
     rollout = MultiTurnRollout({t.id: t for t in tasks}.__getitem__, tiny_tokenizer,
-                               RolloutSettings(max_reply_tokens=6, max_steps_per_turn=2, tool_description="signatures"))
+                               RolloutSettings(max_reply_tokens=6, max_steps_per_turn=2, tool_docs="signatures"))
     out = rollout.rollout(tiny_model, [tasks[0], tasks[0], tasks[1], tasks[1]])
     assert set(out) >= {"prompt_ids", "completion_ids", "logprobs", "env_mask", "progress", "binary"}
     assert len(out["prompt_ids"]) == 4

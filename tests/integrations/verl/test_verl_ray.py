@@ -28,7 +28,7 @@ ray = pytest.importorskip("ray")
 from hydra import compose, initialize_config_dir  # noqa: E402
 
 from rods.integrations.verl.engine_actor import RemoteEngine, forget_engine_actor  # noqa: E402
-from rods.integrations.verl.settings import RodsVerlSettings, SynthesisSettings  # noqa: E402
+from rods.integrations.verl.settings import RodsVerlSettings, VerlSynthesisSettings  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 CONFIG_DIR = HERE.parents[2] / "configs" / "verl"
@@ -219,9 +219,9 @@ def test_agent_loop_plays_bfcl_tasks_masks_and_reports(ray_cluster, seeds, tmp_p
         )
     assert engine.stats(reveal.id)["rewards"] == [1.0, 1.0]
     # The incremental token stream is the chat template's rendering of the whole episode.
-    from rods.rollout.episode import Episode
+    from rods.rollout.episode import Episode, EpisodeOptions
 
-    episode = Episode(reveal, tools_in_prompt=True)
+    episode = Episode(reveal, EpisodeOptions(tools_in_prompt=True))
     for run in runs(outs[0].response_mask, outs[0].response_ids)[0]:
         episode.advance(tok.decode(run, skip_special_tokens=True))
     assert episode.done
@@ -291,7 +291,7 @@ def test_ray_synthesis_workers_call_the_endpoint_and_fill_the_queue(
 ):
     # each endpoint call stalls a little, so a blocking hand-off would be visible
     scripted_openai_server.script([], default={"content": "A trader rebalances before the close.", "sleep": 2.0})
-    synthesis = SynthesisSettings(
+    synthesis = VerlSynthesisSettings(
         num_workers=2, backend="openai", base_url=scripted_openai_server.base_url, model="scripted-model",
         num_cpus=0, factory="verl_variants:narrative_variants", backend_kwargs={"max_retries": 1},
     )
@@ -367,7 +367,7 @@ def test_verls_agent_loop_worker_runs_a_pool_batch_and_rewards_reach_the_engine(
 
 def test_ray_synthesis_workers_run_rods_pipeline(ray_cluster, seeds, tmp_path):
     """The default factory: rods' five-stage pipeline (model-free template backend) inside a Ray worker."""
-    synthesis = SynthesisSettings(num_workers=1, backend="template", num_cpus=0)
+    synthesis = VerlSynthesisSettings(num_workers=1, backend="template", num_cpus=0)
     settings = settings_for(tmp_path, "pipeline", synthesis=synthesis)
     engine = RemoteEngine.connect(settings, seeds)
     engine.begin_step(1)
