@@ -14,24 +14,18 @@ binary = 1, no duplicates. The last line is one JSON object:
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import re
 import time
-from collections import defaultdict
 
 from rods.llm import make_backend
 from rods.reward import score
-from rods.synth.api_graph import describe, function_docs, default_graph
+from rods.synth.api_graph import default_graph, describe, function_docs
+from rods.synth.novelty import novelty
 from rods.synth.pipeline import Pipeline, SynthConfig, content_hash
-from rods.synth.profile import parse_ground_truth, profile_of
+from rods.synth.profile import parse_ground_truth
 from rods.tasks.bfcl import CATEGORIES, load_split
 from rods.tasks.model import Task
-
-
-def names(task: Task) -> list[str]:
-    """The flattened function-name sequence of a task's ground truth."""
-    return [c.name for turn in parse_ground_truth(task) for c in turn]
 
 
 def _local_query_leak(task: Task) -> float:
@@ -74,40 +68,16 @@ except ImportError:  # pragma: no cover - replaced by the judge's measure when b
     query_leak = _local_query_leak
 
 
-def novelty(seeds: list[Task], accepted: list[Task]) -> dict[str, float]:
-    """The novelty and isomorphism figures of accepted variants against their seeds."""
-    seed_names = {s.id: names(s) for s in seeds}
-    seed_profiles = {s.id: profile_of(s) for s in seeds}
-    all_seed_fns = {n for seq in seed_names.values() for n in seq}
-    changed = fnset = replay_ok = matched = 0
-    distance = 0.0
-    skeletons: dict[str, set[tuple[str, ...]]] = defaultdict(set)
-    variant_fns: set[str] = set()
-    leaks = []
-    for task in accepted:
-        parent = task.provenance.parent_id
-        mine, theirs = names(task), seed_names[parent]
-        changed += mine != theirs
-        fnset += set(mine) != set(theirs)
-        distance += 1 - difflib.SequenceMatcher(None, mine, theirs, autojunk=False).ratio()
-        skeletons[parent].add(tuple(mine))
-        variant_fns |= set(mine)
-        matched += profile_of(task).matches(seed_profiles[parent])
-        result = score(task, [[list(turn)] if turn else [] for turn in task.ground_truth])
-        replay_ok += result.progress == 1.0 and result.binary == 1
-        leaks.append(query_leak(task))
+def figures_of(seeds: list[Task], accepted: list[Task]) -> dict[str, float]:
+    """Novelty (rods.synth.novelty) plus the gate's promises, re-checked: replay, no duplicates; and query leak."""
+    out = novelty(seeds, accepted)
+    results = [score(t, [[list(turn)] if turn else [] for turn in t.ground_truth]) for t in accepted]
+    replay_ok = sum(r.progress == 1.0 and r.binary == 1 for r in results)
     n = max(1, len(accepted))
-    return {
-        "seq_changed": changed / n,
-        "fnset_changed": fnset / n,
-        "mean_seq_distance": distance / n,
-        "distinct_skeletons_per_seed": sum(map(len, skeletons.values())) / max(1, len(skeletons)),
-        "new_functions": len(variant_fns - all_seed_fns),
-        "profile_match": matched / n,
-        "replay_ok": replay_ok / n,
-        "duplicates": len(accepted) - len({content_hash(t) for t in accepted}),
-        "query_leak": sum(leaks) / n,
-    }
+    out["replay_ok"] = replay_ok / n
+    out["duplicates"] = len(accepted) - len({content_hash(t) for t in accepted})
+    out["query_leak"] = sum(query_leak(t) for t in accepted) / n
+    return out
 
 
 def main() -> None:
@@ -127,7 +97,7 @@ def main() -> None:
     accepted = pipeline(seeds)
     seconds = time.perf_counter() - start
     report = pipeline.report()
-    figures = novelty(seeds, accepted)
+    figures = figures_of(seeds, accepted)
 
     print(f"seeds {len(seeds)} ({args.per_category}/category) x {args.per_seed} variants: "
           f"{len(accepted)}/{report['variants']} accepted in {seconds:.1f}s")

@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     table.add_column("passed", justify="right")
     table.add_column("pass rate", justify="right")
     table.add_column("LLM calls / accepted", justify="right")
-    by_stage = {"plan": ("plan.calls", "plan.narrative"), "execute": ("config_patch",), "rewrite": ("rewrite",),
+    by_stage = {"plan": ("plan.narrative", "plan.sequence"), "execute": ("config_patch",), "rewrite": ("rewrite",),
                 "judge": ("judge",)}
     per = report["llm"]["calls_per_accepted_by_stage"]
     for stage, n in report["attempts"].items():

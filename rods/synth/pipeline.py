@@ -59,7 +59,7 @@ class SynthConfig:
         judge: the Judge stage.
         augment: turn accepted variants into miss_func / miss_param variants
             ("none", or the probability of trying one).
-        substitute_prob: chance a call is replaced by an API-graph sibling.
+        candidates: graph-valid call sequences the planner offers the backend per plan.
         same_counts: keep the seed's calls per turn (False: a variant may drop one
             read call without data-flow edges; Φ then matches on topology, depth,
             turns and categories, not on call counts).
@@ -75,7 +75,7 @@ class SynthConfig:
     feedback_repair: bool = True
     judge: bool = True
     augment: float = 0.0
-    substitute_prob: float = 0.25
+    candidates: int = 4
     same_counts: bool = True
     workers: int = 2
     seed: int = 0
@@ -83,11 +83,10 @@ class SynthConfig:
     step_created: int | None = None
 
     def __post_init__(self) -> None:
-        if self.per_seed < 1 or self.max_attempts < 1 or self.workers < 1:
-            raise ValueError("SynthConfig: per_seed, max_attempts and workers must be >= 1")
-        for name in ("augment", "substitute_prob"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"SynthConfig: {name} must be a probability in [0, 1], got {getattr(self, name)}")
+        if self.per_seed < 1 or self.max_attempts < 1 or self.workers < 1 or self.candidates < 1:
+            raise ValueError("SynthConfig: per_seed, max_attempts, workers and candidates must be >= 1")
+        if not 0.0 <= self.augment <= 1.0:
+            raise ValueError(f"SynthConfig: augment must be a probability in [0, 1], got {self.augment}")
 
     @classmethod
     def ablation(cls, name: str, **kw: Any) -> SynthConfig:
@@ -179,7 +178,7 @@ class Pipeline:
         self.backend = backend
         self.config = config or SynthConfig()
         self.graph = graph or default_graph()
-        self.planner = Planner(backend, self.graph, PlannerConfig(substitute_prob=self.config.substitute_prob,
+        self.planner = Planner(backend, self.graph, PlannerConfig(candidates=self.config.candidates,
                                                                    narrative=self.config.narrative,
                                                                    same_counts=self.config.same_counts))
         self.executor = Executor(backend, llm_patches=self.config.feedback_repair)
@@ -262,9 +261,14 @@ class Pipeline:
 
     def _plan_and_execute(self, seed: Task, index: int, rng: random.Random, seed_profile: ComplexityProfile,
                           stats: SynthStats) -> tuple[Plan, Execution, int]:
-        """Plan, run, patch or re-plan (blacklisting what failed) until a run keeps Φ; at most `max_attempts` runs."""
+        """Plan, run, patch or re-plan until a run keeps Φ; at most `max_attempts` runs.
+
+        A failing function is blacklisted at its position for the re-plan (and
+        remembered for later variants of the seed); so are planned functions the
+        executor had to replace by an alternative.
+        """
         cfg = self.config
-        blacklist: set[str] = set()
+        blacklist: set[tuple[int, str]] = set()
         patched: set[str] = set()
         plan: Plan | None = None
         last = "no attempt"
@@ -276,6 +280,9 @@ class Pipeline:
                 stats.passed["plan"] += 1
             stats.attempts["execute"] += 1
             execution = self.executor.run(plan)
+            for position, function in execution.fallbacks:
+                self.planner.remember_failure(seed, function, position)
+                blacklist.add((position, function))
             if execution.ok:
                 variant_profile = profile_of(self._candidate(seed, plan, execution, index, attempts))
                 if variant_profile.matches(seed_profile, same_counts=cfg.same_counts):
@@ -283,12 +290,12 @@ class Pipeline:
                     return plan, execution, attempts
                 last = "profile_mismatch:" + ",".join(seed_profile.mismatches(variant_profile,
                                                                              same_counts=cfg.same_counts))
-                # undo the substitutions; without any, try other values with the same functions
-                blacklist.update(plan.substitutions.values() or [c.name for c in plan.calls])
+                blacklist.update((j, c.name) for j, c in enumerate(plan.calls) if c.name != c.original)
                 replan = True
                 continue
-            self.planner.remember_failure(seed, execution.failure.function)
-            last = f"execution:{execution.failure.function}"
+            failure = execution.failure
+            self.planner.remember_failure(seed, failure.function, failure.index)
+            last = f"{failure.kind}:{failure.function}"
             patch = self.executor.patch(plan, execution) if cfg.feedback_repair else None
             kind = patch.split(":")[-1].strip().split(" ")[0] if patch else None
             if patch and kind not in patched:  # the same repair twice would not help
@@ -296,9 +303,7 @@ class Pipeline:
                 stats.patches[kind] += 1
                 replan = False
             else:
-                # re-plan: blacklist the failing function and undo this plan's substitutions
-                blacklist.add(execution.failure.function)
-                blacklist.update(plan.substitutions.values())
+                blacklist.add((failure.index, failure.function))  # re-plan around the failing function
                 patched = set()
                 replan = True
         raise Rejected(last)
@@ -379,7 +384,7 @@ class Pipeline:
                                                for p, s in llm["by_purpose"].items()}
         out = self.stats.to_dict(llm)
         # model answers that named unknown functions or config keys: ignored, counted here
-        out["invalid_answers"] = {"plan.calls": self.planner.invalid_choices,
+        out["invalid_answers"] = {"plan.sequence": self.planner.invalid_choices,
                                   "config_patch": self.executor.invalid_patches}
         return out
 
