@@ -15,57 +15,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import time
 
 from rods.llm import make_backend
 from rods.reward import score
-from rods.synth.api_graph import default_graph, describe, function_docs
+from rods.synth.api_graph import default_graph
+from rods.synth.leak import query_leak
 from rods.synth.novelty import novelty
 from rods.synth.pipeline import Pipeline, SynthConfig, content_hash
-from rods.synth.profile import parse_ground_truth
 from rods.tasks.bfcl import CATEGORIES, load_split
 from rods.tasks.model import Task
-
-
-def _local_query_leak(task: Task) -> float:
-    """Fraction of a task's spoken turns whose query recites a called function's doc.
-
-    A stand-in until `rods.synth.judge.query_leak` (branch `lang`) is merged: a
-    turn leaks when its query holds, for a function called in that turn (or,
-    for a turn without calls, the next turn), a parameter name as written
-    (`file_name`, `fuelAmount`) or spelt out when it has two words or more
-    (`file name`), or the first sentence of the function's description minus
-    its verb (at least three words).
-    """
-    docs = function_docs()
-    calls = parse_ground_truth(task)
-    spoken = leaked = 0
-    for t, turn in enumerate(task.question):
-        query = " ".join(m.content for m in turn).lower()
-        if not query:
-            continue
-        spoken += 1
-        called = calls[t] or (calls[t + 1] if t + 1 < len(calls) else [])
-        for call in called:
-            doc = docs.get(call.name, {})
-            params = doc.get("parameters", {}).get("properties", {})
-            spelt = [re.sub(r"(?<=[a-z])(?=[A-Z])", " ", p).replace("_", " ").lower() for p in params]
-            hits = [p for p in params if ("_" in p or p != p.lower()) and p.lower() in query]
-            hits += [s for s in spelt if " " in s and s in query]
-            sentence = re.sub(r"\s+", " ", describe(doc).split(". ")[0].rstrip(". ")).lower().split(" ")[1:] if doc else []
-            if len(sentence) >= 3 and " ".join(sentence) in query:
-                hits.append("description")
-            if hits:
-                leaked += 1
-                break
-    return leaked / spoken if spoken else 0.0
-
-
-try:  # the shared measure, once merged
-    from rods.synth.judge import query_leak  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - replaced by the judge's measure when branch `lang` lands
-    query_leak = _local_query_leak
 
 
 def figures_of(seeds: list[Task], accepted: list[Task]) -> dict[str, float]:

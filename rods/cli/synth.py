@@ -4,7 +4,13 @@
     rods synth graph --out FILE      # JSON at FILE, PNG next to it
 
 `--seeds` takes a task JSONL file, or `train` / `test` for the BFCL split.
-The template backend is a model-free offline fallback, not the paper's method.
+`--llm` must be given (the template backend is a model-free offline fallback,
+not the paper's method). Given more than once it makes an ensemble: variants
+are spread across the backbones by `--routing`; the i-th openai (or local)
+backbone takes the i-th `--base-url` and `--model` (the last one when fewer
+are given), e.g. two models behind one server:
+
+    rods synth ... --llm openai --llm openai --base-url URL --model qwen3-32b --model glm-4.5-air
 """
 
 from __future__ import annotations
@@ -19,10 +25,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description=__doc__.splitlines()[0])
     p.add_argument("--seeds", help="seed tasks: a JSONL file, or 'train' / 'test' (BFCL split)")
     p.add_argument("--per-seed", type=int, default=1, help="variants attempted per seed (default 1)")
-    p.add_argument("--llm", choices=["template", "local", "openai"], default="template",
-                   help="synthesis backend (template: model-free offline fallback)")
-    p.add_argument("--base-url", help="OpenAI-compatible endpoint (with --llm openai)")
-    p.add_argument("--model", help="model name (openai) or path (local)")
+    p.add_argument("--llm", choices=["template", "local", "openai"], action="append",
+                   help="synthesis backend (template: model-free offline fallback); repeat for an ensemble")
+    p.add_argument("--base-url", action="append", default=[], help="OpenAI-compatible endpoint (with --llm openai)")
+    p.add_argument("--model", action="append", default=[], help="model name (openai) or path (local)")
+    p.add_argument("--routing", choices=["round_robin", "acceptance"], default="round_robin",
+                   help="with several --llm: pick each variant's backbone in turn or by measured acceptance")
     p.add_argument("--out", type=Path, help="output JSONL of accepted tasks")
     p.add_argument("--limit", type=int, default=None, help="use only the first N seeds")
     p.add_argument("--workers", type=int, default=2, help="seeds synthesized concurrently")
@@ -60,6 +68,30 @@ def _load_seeds(spec: str):
     return read_tasks(path)
 
 
+def make_backends(llms: list[str] | None, urls: list[str], models: list[str]):
+    """One backend per `--llm`; the i-th openai/local one takes the i-th (or last) --base-url and --model."""
+    from rods.llm import make_backend
+
+    if not llms:
+        raise ValueError("--llm is required: template (model-free offline fallback), local or openai; "
+                         "repeat it for an ensemble")
+    out, k = [], 0
+    for llm in llms:
+        kw = {}
+        if llm != "template":
+            url = urls[min(k, len(urls) - 1)] if urls else None
+            model = models[min(k, len(models) - 1)] if models else None
+            k += 1
+            if llm == "openai":
+                if not url or not model:
+                    raise ValueError("--llm openai needs --base-url and --model")
+                kw = {"base_url": url, "model": model}
+            elif model:
+                kw = {"model": model}
+        out.append(make_backend(llm, **kw))
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     if not args.seeds or not args.out:
         raise ValueError("--seeds and --out are required (or use `rods synth graph --out FILE`)")
@@ -67,27 +99,19 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
     from rich.table import Table
 
-    from rods.llm import make_backend
     from rods.synth.pipeline import Pipeline, SynthConfig
     from rods.tasks.jsonl import write_tasks
 
     seeds = _load_seeds(args.seeds)[: args.limit]
-    kw = {}
-    if args.llm == "openai":
-        if not args.base_url or not args.model:
-            raise ValueError("--llm openai needs --base-url and --model")
-        kw = {"base_url": args.base_url, "model": args.model}
-    elif args.llm == "local" and args.model:
-        kw = {"model": args.model}
-    backend = make_backend(args.llm, **kw)
+    backends = make_backends(args.llm, args.base_url, args.model)
     base = dict(per_seed=args.per_seed, workers=args.workers, augment=args.augment, seed=args.seed,
-                same_counts=not args.vary_counts)
+                same_counts=not args.vary_counts, routing=args.routing)
     config = SynthConfig.ablation(args.ablation, **base) if args.ablation else SynthConfig(**base)
-    pipeline = Pipeline(backend, config)
+    pipeline = Pipeline(backends, config)
     console = Console(stderr=True)
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console) as bar:
-        job = bar.add_task(f"synth ({backend.describe()})", total=len(seeds))
+        job = bar.add_task(f"synth ({', '.join(m.name for m in pipeline.members)})", total=len(seeds))
         accepted = pipeline.synthesize(seeds, progress=lambda n: bar.advance(job, n))
     write_tasks(args.out, accepted)
     report = pipeline.report()
@@ -100,7 +124,8 @@ def run(args: argparse.Namespace) -> int:
     table.add_column("passed", justify="right")
     table.add_column("pass rate", justify="right")
     table.add_column("LLM calls / accepted", justify="right")
-    by_stage = {"plan": ("plan.narrative", "plan.sequence"), "execute": ("config_patch",), "rewrite": ("rewrite",),
+    by_stage = {"plan": ("plan.narrative", "plan.sequence"), "execute": ("config_patch",),
+                "rewrite": ("rewrite", "rewrite.turn"),
                 "judge": ("judge",)}
     per = report["llm"]["calls_per_accepted_by_stage"]
     for stage, n in report["attempts"].items():
@@ -115,6 +140,13 @@ def run(args: argparse.Namespace) -> int:
         for reason, n in sorted(report["rejections"].items(), key=lambda kv: -kv[1]):
             rej.add_row(reason, str(n))
         console.print(rej)
+    if len(pipeline.members) > 1:
+        bb = Table(title=f"backbones ({config.routing})")
+        for col in ("backbone", "tried", "accepted", "acceptance"):
+            bb.add_column(col, justify="left" if col == "backbone" else "right")
+        for name, row in report["backbones"].items():
+            bb.add_row(name, str(row["tried"]), str(row["accepted"]), f"{row['acceptance_rate']:.0%}")
+        console.print(bb)
     invalid = sum(report["invalid_answers"].values())
     if invalid:
         console.print(f"ignored model answers naming unknown functions or config keys: {report['invalid_answers']}")

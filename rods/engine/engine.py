@@ -370,6 +370,7 @@ class DataEngine(PersistenceMixin):
                 self.events.emit(
                     "inject", step=step, task_id=tid, type=task.task_type,
                     parent_id=task.provenance.parent_id, generation=task.provenance.generation,
+                    backend=task.provenance.backend,
                 )
             self._dirty.clear()
             self._epochs += 1

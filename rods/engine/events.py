@@ -1,7 +1,8 @@
 """The engine's observability log: JSON Lines events and per-step metrics.
 
 `events.jsonl` holds one object per decision (`select`, `submit`, `inject`,
-`retire` with its reason, `first_rewards` of an injected task, `epoch_end`);
+`retire` with its reason, `first_rewards` of an injected task, `epoch_end`,
+`synthesis`: each synthesis backbone's acceptance at the end of a run);
 `metrics.jsonl` one object per recorded step. Events are buffered in memory
 and appended at step and epoch boundaries (never inside `observe`), each line
 flushed to the OS, so a `kill -9` loses at most the current step's lines.

@@ -71,3 +71,34 @@ class LLMStats:
     def reset(self) -> None:
         with self._lock:
             self._by_purpose.clear()
+
+
+def merge_snapshots(snapshots: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several `LLMStats.snapshot()`s added up (numbers summed, error counts merged)."""
+    if len(snapshots) == 1:
+        return snapshots[0]
+
+    def add(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+        out = dict(a)
+        for key, value in b.items():
+            if isinstance(value, dict):
+                out[key] = add(out.get(key, {}), value)
+            elif isinstance(value, (int, float)):
+                out[key] = out.get(key, 0) + value
+        return out
+
+    total: dict[str, Any] = {"total": {}, "by_purpose": {}}
+    for snap in snapshots:
+        total = add(total, snap)
+    return total
+
+
+def per_accepted(llm: dict[str, Any], accepted: int) -> dict[str, Any]:
+    """An LLM stats snapshot plus calls and tokens per accepted task (overall and by stage)."""
+    acc = max(1, accepted)
+    llm["calls_per_accepted"] = llm["total"].get("chats", 0) / acc
+    llm["tokens_per_accepted"] = (llm["total"].get("prompt_tokens", 0) + llm["total"].get("completion_tokens", 0)) / acc
+    llm["calls_per_accepted_by_stage"] = {p: s["chats"] / acc for p, s in llm["by_purpose"].items()}
+    llm["tokens_per_accepted_by_stage"] = {p: (s["prompt_tokens"] + s["completion_tokens"]) / acc
+                                           for p, s in llm["by_purpose"].items()}
+    return llm

@@ -4,16 +4,19 @@
 a large language model (Qwen3-32B). This backend answers the same requests
 without any model, from the structured ``context`` each stage sends with its
 ``purpose``, so that synthesis runs offline, in CI and inside a training loop
-with no inference server. Its language is plain and repetitive: queries are
-built from the function docs' descriptions and the call's parameter values;
-narratives from the API classes involved; judge verdicts from simple
-heuristics; config patches are left to the executor's deterministic rules.
+with no inference server. Its language is plain and repetitive: queries ask
+for each call's outcome in a person's words (the phrase table of
+`rods.llm.outcomes`), never reciting a docstring or a parameter name, and
+refer back to values said in earlier turns; narratives come from the API
+classes involved; judge verdicts from simple heuristics; config patches are
+left to the executor's deterministic rules.
 
 Purposes answered (anything else is an error):
 
 * ``plan.narrative``: one narrative for the whole task, written before the calls are fixed;
 * ``plan.sequence``: pick one of the planner's candidate call sequences (a seeded draw);
-* ``rewrite``: one user query per turn;
+* ``rewrite``: one user query per turn, all turns at once;
+* ``rewrite.turn``: one turn's query on its own (the no-rewrite ablation);
 * ``judge``: verdicts for the criteria that need judgement (``natural``, ``intent``);
 * ``config_patch``: an empty patch (no knowledge beyond the deterministic rules).
 """
@@ -26,6 +29,7 @@ import re
 from typing import Any
 
 from rods.llm.base import ChatRequest, Completion, LLMBackend, LLMConfig, LLMError
+from rods.llm.outcomes import NOUNS, named_arguments, outcome, say
 
 #: What each API class is about, in the user's words.
 SUBJECTS = {
@@ -50,24 +54,6 @@ GOALS = [
 OPENERS = ["First,", "Next,", "After that,", "Then,", "Now,", "Building on that,", "Also,"]
 
 
-def label(param: str) -> str:
-    """`file_name` / `fuelAmount` -> "file name" / "fuel amount"."""
-    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", param).replace("_", " ").lower().strip()
-
-
-def say(value: Any) -> str:
-    """A value as a user would type it: strings quoted, lists joined."""
-    if isinstance(value, str):
-        return f"'{value}'"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return "[" + ", ".join(say(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return json.dumps(value)
-    return str(value)
-
-
 def imperative(verb: str) -> str:
     """Docs say "Gets the zipcode"; a user says "get the zipcode"."""
     low = verb.lower()
@@ -89,30 +75,72 @@ def action(description: str) -> str:
     return (imperative(first) + (" " + rest if rest else "")).strip()
 
 
-def phrase(call: dict[str, Any], missing: str | None = None) -> str:
-    """One call in words: its action, then each argument the user must give."""
-    parts, flags = [], []
-    bound = set(call.get("bound", []))
-    helps = call.get("params", {})
-    for key, value in call.get("arguments", {}).items():
-        if key == missing:
-            continue
-        whole_list = isinstance(value, list) and value and all(f"{key}[{i}]" in bound for i in range(len(value)))
-        if key in bound or whole_list:
-            parts.append(f"the {label(key)} from the earlier result")
-        elif isinstance(value, bool):
-            hint = action(helps.get(key, "")) if helps.get(key) else ""
-            flags.append(f"and {hint}" if value and hint and len(hint) < 60 else f"({label(key)}: {'yes' if value else 'no'})")
+def call_outcome(call: dict[str, Any], missing: str | None, said: set[str]) -> str:
+    """One call of a turn context as the outcome a person asks for (`rods.llm.outcomes`)."""
+    params = list(call.get("params", {}))
+    arguments, rename = named_arguments(call.get("arguments", {}), call.get("args", []), params)
+    bound = {rename.get(b, b) for b in call.get("bound", [])}
+    return outcome(call["function"], arguments, params=params, bound=bound, missing=missing, said=said)
+
+
+def request(turn: dict[str, Any], said: set[str]) -> str:
+    """One turn's request: its calls' outcomes, or the value a miss_param turn left out."""
+    if turn.get("kind") == "supply_missing":
+        miss = turn["missing"]
+        return f"Sorry, I forgot to say: I meant {say(miss['value'])} for the {NOUNS.get(miss['param'], 'one')}."
+    missing = turn.get("missing", {}) if turn.get("kind") == "ask_missing" else {}
+    steps = [call_outcome(c, missing.get("param") if c.get("index") == missing.get("index") else None, said)
+             for c in grouped(turn.get("calls", []), missing.get("index"))]
+    if not steps:
+        return "Could you check where things stand?"
+    body = steps[0] if len(steps) == 1 else ", then ".join(steps[:-1]) + ", and after that " + steps[-1]
+    return f"Could you {body}?"
+
+
+def grouped(calls: list[dict[str, Any]], keep: int | None = None, least: int = 3) -> list[dict[str, Any]]:
+    """Runs of `least`+ calls of one function with one user-given argument each become one call with
+    a list ("remove 'a', 'b' and 'c'"), as a person lists items instead of repeating the request."""
+    def single(call: dict[str, Any]) -> str | None:
+        args = call.get("arguments", {})
+        if len(args) == 1 and not call.get("args") and not call.get("bound") and call.get("index") != keep:
+            (key, value), = args.items()
+            return key if isinstance(value, (str, int, float)) else None
+        return None
+
+    out: list[dict[str, Any]] = []
+    i = 0
+    while i < len(calls):
+        j, key = i, single(calls[i])
+        while j + 1 < len(calls) and key and calls[j + 1]["function"] == calls[i]["function"] \
+                and single(calls[j + 1]) == key:
+            j += 1
+        if key and j - i + 1 >= least:
+            out.append({**calls[i], "arguments": {key: [c["arguments"][key] for c in calls[i:j + 1]]}})
         else:
-            parts.append(f"{label(key)} {say(value)}")
-    for i, value in enumerate(call.get("args", [])):
-        if f"#{i}" in bound:
-            parts.append("using the value from the earlier result")
-        else:
-            parts.append(say(value))
-    text = action(call.get("description", "") or call["function"].replace("_", " "))
-    text += " with " + ", ".join(parts) if parts else ""
-    return " ".join([text, *flags])
+            out.extend(calls[i:j + 1])
+        i = j + 1
+    return out
+
+
+def spoken_values(turn: dict[str, Any]) -> set[str]:
+    """The string values a turn's query said (later turns may refer back to them)."""
+    out = {str(turn["missing"]["value"])} if turn.get("kind") == "supply_missing" else set()
+    missing = turn.get("missing", {}) if turn.get("kind") == "ask_missing" else {}
+    for call in turn.get("calls", []):
+        skip = set(call.get("bound", [])) | ({missing.get("param")} if call.get("index") == missing.get("index")
+                                             else set())
+        out |= {v for k, v in call.get("arguments", {}).items() if isinstance(v, str) and k not in skip}
+    return out
+
+
+def anchor(narrative: str | None, functions: list[str]) -> str:
+    """The narrative's sentences that recite none of the task's functions (the first query's opening)."""
+    if not narrative:
+        return ""
+    from rods.synth.leak import leaks  # the same test the judge applies
+
+    sentences = re.split(r"(?<=[.!?])\s+", narrative.strip())
+    return " ".join(s for s in sentences if s and leaks(s, functions) is None)
 
 
 class TemplateBackend(LLMBackend):
@@ -132,6 +160,7 @@ class TemplateBackend(LLMBackend):
             "plan.sequence": self._choose_sequence,
             "plan.narrative": self._narrative,
             "rewrite": self._rewrite,
+            "rewrite.turn": self._rewrite_turn,
             "judge": self._judge,
             "config_patch": self._patch,
         }.get(request.purpose)
@@ -155,31 +184,36 @@ class TemplateBackend(LLMBackend):
 
     @staticmethod
     def _rewrite(ctx: dict) -> dict:
-        narrative = ctx.get("narrative")
+        """All turns at once: outcomes in a person's words, anchored to the narrative, referring back."""
+        turns = ctx.get("turns", [])
+        said: set[str] = set()
         queries = []
         spoken = 0
-        for turn in ctx.get("turns", []):
-            kind = turn.get("kind", "calls")
-            if kind == "reveal":
+        last = max((i for i, t in enumerate(turns) if t.get("kind") != "reveal"), default=-1)
+        for i, turn in enumerate(turns):
+            if turn.get("kind") == "reveal":
                 queries.append("")
                 continue
-            opener = OPENERS[min(spoken, len(OPENERS) - 1)] if spoken else ""
-            if kind == "supply_missing":
-                miss = turn["missing"]
-                queries.append(f"Sorry, I forgot to say: the {label(miss['param'])} is {say(miss['value'])}.")
+            body = request(turn, said)
+            if spoken == 0:
+                intro = anchor(ctx.get("narrative"), [c["function"] for t in turns for c in t.get("calls", [])])
+                text = f"{intro} {body}".strip()
+            elif turn.get("kind") == "supply_missing":
+                text = body
+            elif i == last and spoken > 1:
+                text = f"To wrap up, {body[0].lower()}{body[1:]}"
             else:
-                missing = turn.get("missing", {}).get("param") if kind == "ask_missing" else None
-                steps = [phrase(c, missing if c.get("index") == turn.get("missing", {}).get("index") else None)
-                         for c in turn.get("calls", [])]
-                body = "; then ".join(steps) if steps else "just check where things stand"
-                text = f"Could you {body}?" if not opener else f"{opener} could you {body}?"
-                if spoken == 0 and narrative:
-                    text = f"{narrative} {text}"
-                elif narrative and spoken == len(ctx.get("turns", [])) - 1:
-                    text = f"To wrap up what we have been doing: {text[0].lower()}{text[1:]}"
-                queries.append(text)
+                text = f"{OPENERS[min(spoken, len(OPENERS) - 1)]} {body[0].lower()}{body[1:]}"
+            queries.append(text)
+            said |= spoken_values(turn)
             spoken += 1
         return {"queries": queries}
+
+    @staticmethod
+    def _rewrite_turn(ctx: dict) -> dict:
+        """The no-rewrite ablation: one turn on its own (no narrative, no other turns)."""
+        turn = ctx.get("turn", {})
+        return {"query": "" if turn.get("kind") == "reveal" else request(turn, set())}
 
     @staticmethod
     def _judge(ctx: dict) -> dict:

@@ -2,5 +2,10 @@
 
 One module per stage, each usable alone: `profile` (Φ), `api_graph`, `values`
 (new content), `planner`, `executor`, `rewriter`, `judge`, `augmenter`, and
-`pipeline`, which runs them for a batch of seeds.
+`pipeline`, which runs them for a batch of seeds (on one backbone or an
+`ensemble`); `leak` measures how often queries recite their calls' docs.
 """
+
+from rods.synth.leak import leaks, query_leak
+
+__all__ = ["leaks", "query_leak"]

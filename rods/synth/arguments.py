@@ -30,7 +30,7 @@ from typing import Any
 from rods.envs.environment import ToolEnvironment, public_state
 from rods.synth.api_graph import function_docs
 from rods.synth.profile import linkable, walk
-from rods.synth.values import ValueRemapper
+from rods.synth.values import ValueRemapper, is_distinctive
 
 #: Per-class hints where the state's public attributes do not show what a call can see:
 #: (name, is a container) pairs. GorillaFileSystem names are relative to the private current directory.
@@ -108,11 +108,13 @@ class ArgumentProposer:
         return [(p, props.get(p, {})) for p in doc.get("required", [])]
 
     def propose(self, function: str, env: ToolEnvironment, feeds: dict[int, list[list[Any]]],
-                limit: int = 8) -> Iterator[tuple[dict[str, Any], dict[str, int]]]:
+                limit: int = 8, reading: bool = False) -> Iterator[tuple[dict[str, Any], dict[str, int]]]:
         """Up to `limit` (arguments, fed) pairs; `fed` maps a parameter to the source call it takes a value from.
 
         `feeds` holds, per source call that must feed this one, the values it
         produced in tiers, best first (result values, created values, result keys).
+        A `reading` call (one that must not change the state) takes names from the
+        state rather than fresh ones whenever the state has any.
         """
         params = self.params(function)
         owner = self.docs.get(function, {}).get("class")
@@ -140,7 +142,7 @@ class ArgumentProposer:
                 return
             for k in free:
                 name, spec = params[k]
-                arguments[name] = self._own_value(name, spec, state, env, owner)
+                arguments[name] = self._own_value(name, spec, state, env, owner, reading)
             values = [repr(v) for v in arguments.values()]
             if len(set(values)) < len(values):  # mv(a, a), diff(a, a): no call of sense, and some loop the simulator
                 continue
@@ -152,27 +154,29 @@ class ArgumentProposer:
         kind = spec.get("type", "string")
         item = (spec.get("items") or {}).get("type", "string") if kind == "array" else kind
         naming = bool(tokens(name) & NAMING_WORDS)
-        fitting = [[v for v in tier if fits(v, item) and not (naming and not _name_like(v))] for tier in tiers]
+        text = bool(tokens(name) & TEXT_WORDS)  # free text takes a distinctive value, not a word like "lines"
+        fitting = [[v for v in tier if fits(v, item) and not (naming and not _name_like(v))
+                    and not (text and not is_distinctive(v))] for tier in tiers]
         fitting = [tier for tier in fitting if tier]
         if not fitting:
             return None
         value = self.rng.choice(fitting[0])
         return [value] if kind == "array" else value
 
-    def _own_value(self, name: str, spec: dict[str, Any], state: list[tuple[set[str], Any]],
-                   env: ToolEnvironment, owner: str | None) -> Any:
+    def _own_value(self, name: str, spec: dict[str, Any], state: list, env: ToolEnvironment, owner: str | None,
+                   reading: bool = False) -> Any:
         kind = spec.get("type", "string")
         enum = enum_values(spec)
         if kind == "array":
             item = (spec.get("items") or {}).get("type", "string")
             size = self.rng.randint(1, 3) if enum or item == "string" else self.rng.randint(2, 4)
-            return [self._scalar(name, item, enum, state, env, owner) for _ in range(size)]
+            return [self._scalar(name, item, enum, state, env, owner, reading) for _ in range(size)]
         if kind == "dict":
             return {}
-        return self._scalar(name, kind, enum, state, env, owner)
+        return self._scalar(name, kind, enum, state, env, owner, reading)
 
-    def _scalar(self, name: str, kind: str, enum: list[Any], state: list[tuple[set[str], Any]],
-                env: ToolEnvironment, owner: str | None) -> Any:
+    def _scalar(self, name: str, kind: str, enum: list[Any], state: list, env: ToolEnvironment,
+                owner: str | None, reading: bool) -> Any:
         if kind == "boolean":
             return self.rng.random() < 0.5
         if enum:
@@ -190,7 +194,7 @@ class ArgumentProposer:
             elif parts & ENTRY_WORDS:
                 entries = [e for e in entries if not e[1]]
             options += [n for n, _ in entries]
-        if options and ("id" in parts or self.rng.random() < 0.7):
+        if options and ("id" in parts or self.rng.random() < (0.95 if reading else 0.7)):
             return self.rng.choice(options)
         return self._fresh(name, kind)
 

@@ -4,15 +4,17 @@ The five criteria of DESIGN §3, each a :class:`Verdict` (pass + reason):
 
 * ``intent``: each query asks for its turn's calls. Deterministic part: every
   call is evidenced in the query that asks for it (one of its user-given values,
-  or a content word of its description for calls without such values); plus the
+  or a content word of its description, compared by stem, for calls without
+  such values); plus the
   backend's verdict (purpose ``"judge"``).
 * ``values``: every non-missing argument value is recoverable from the queries
   so far, the initial config or an earlier result (or is one of the values any
   user may leave implicit: booleans, small integers, environment vocabulary).
 * ``progress``: the ground truth replays without errors and every turn with
   calls changes the state or returns something.
-* ``natural``: queries read like a real user: no function names or call syntax
-  (deterministic), then the backend's verdict.
+* ``natural``: queries read like a real user: no function names or call syntax,
+  and no recited description or parameter name (:func:`rods.synth.leak.leaks`)
+  (deterministic, for every backend), then the backend's verdict.
 * ``structure``: miss_func / miss_param in BFCL's exact representation.
 
 Diagnosis: a failed ``progress`` or ``structure`` is a ground-truth fault (the
@@ -29,6 +31,7 @@ from typing import Any
 
 from rods.llm.base import LLMBackend
 from rods.synth.executor import Execution
+from rods.synth.leak import leaks
 from rods.synth.profile import result_value, trace_task, value_paths
 from rods.synth.values import is_distinctive, leaves
 from rods.tasks.model import Task
@@ -94,8 +97,9 @@ def _mentions(text: str, value: Any) -> bool:
     return True
 
 
-def _content_words(description: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z]{4,}", description.lower())}
+def _content_words(text: str) -> set[str]:
+    """Stems of the words of 4+ letters ("navigates" and "navigate" share one)."""
+    return {w.rstrip("s")[:5] for w in re.findall(r"[a-z]{4,}", text.lower())}
 
 
 class Judge:
@@ -112,8 +116,8 @@ class Judge:
         out.verdicts["progress"] = self._progress(task, execution)
         out.verdicts["structure"] = structure_verdict(task)
         llm = self._ask(task, queries, turns)
-        out.verdicts["natural"] = _code_like(queries, {c.name for c in execution.calls}) or llm.get(
-            "natural", Verdict(False, "the judge gave no verdict"))
+        out.verdicts["natural"] = (_code_like(queries, {c.name for c in execution.calls}) or _leaking(queries, turns)
+                                   or llm.get("natural", Verdict(False, "the judge gave no verdict")))
         if "intent" in llm and not llm["intent"].passed and out.verdicts["intent"].passed:
             out.verdicts["intent"] = llm["intent"]
         return out
@@ -123,7 +127,8 @@ class Judge:
         reply = self.backend.chat(
             [{"role": "system", "content": "You review synthetic conversations between users and tool agents."},
              {"role": "user", "content": "For these user queries and the tool calls each turn needs, judge: "
-              "'natural' (do the queries read like a real user?) and 'intent' (does each query ask for exactly "
+              "'natural' (do the queries read like a real user asking for outcomes, without reciting function "
+              "descriptions or parameter names?) and 'intent' (does each query ask for exactly "
               f"its calls?). Queries: {json.dumps(queries)[:3000]}. Calls: {json.dumps(turns, default=str)[:3000]}. "
               "Answer as JSON {\"verdicts\": {\"natural\": {\"pass\": bool, \"reason\": str}, "
               "\"intent\": {\"pass\": bool, \"reason\": str}}}."}],
@@ -194,6 +199,15 @@ def _code_like(queries: list[str], functions: set[str]) -> Verdict | None:
         named = [f for f in functions if ("_" in f or any(ch.isupper() for ch in f[1:])) and f in q]
         if named or re.search(r"\b\w+\((\w+=|\))", q):
             return Verdict(False, f"turn {t}: reads like code ({(named or ['a call'])[0]}), not like a user")
+    return None
+
+
+def _leaking(queries: list[str], turns: list[dict[str, Any]]) -> Verdict | None:
+    """A deterministic failure of "natural": a query that recites its calls' docs (`rods.synth.leak`)."""
+    for turn in turns:
+        why = leaks(queries[turn["turn"]], [c["function"] for c in turn["calls"]])
+        if why:
+            return Verdict(False, f"turn {turn['turn']}: {why}, which tells the model which call to make")
     return None
 
 

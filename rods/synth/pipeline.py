@@ -12,7 +12,10 @@ distinctive value of the seed (`rods.synth.values`); no other accepted task
 has the same content hash.
 
 `Pipeline(...)` is callable: `synthesize(seeds) -> accepted tasks`, the plain
-callable the data engine's worker uses.
+callable the data engine's worker uses. Given several backends it is an
+ensemble: one set of stages per backbone, each variant written by the one a
+:class:`~rods.synth.ensemble.Router` picks (`SynthConfig.routing`); the report
+gives every backbone's tried / accepted / acceptance rate.
 """
 
 from __future__ import annotations
@@ -26,17 +29,19 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from rods.llm.base import LLMBackend, LLMError
+from rods.llm.stats import merge_snapshots, per_accepted
 from rods.synth.api_graph import APIGraph, default_graph
 from rods.synth.augmenter import KINDS as AUGMENT_KINDS
 from rods.synth.augmenter import augment, expected_profile
+from rods.synth.ensemble import ROUTINGS, Router, backbone_names
 from rods.synth.executor import Execution, Executor
 from rods.synth.judge import Judge
 from rods.synth.planner import Plan, Planner, PlannerConfig
 from rods.synth.profile import ComplexityProfile, environment_made, profile_of, trace_task
-from rods.synth.rewriter import Rewriter, mechanical_queries, turn_contexts, with_queries
+from rods.synth.rewriter import Rewriter, RewriteError, turn_contexts, with_queries
 from rods.synth.values import is_distinctive, leaves
 from rods.tasks.model import Provenance, Task
 
@@ -52,10 +57,14 @@ class SynthConfig:
     Attributes:
         per_seed: variants attempted per seed.
         max_attempts: plan/execute runs per variant (paper: 3).
-        rewrite: the Rewrite stage (off: the no-rewrite ablation).
+        rewrite: write all turns' queries in one call that sees the whole plan
+            and the narrative (off: the paper's no-rewrite ablation: each turn's
+            query written on its own, one call per turn, no narrative).
         narrative: the planner's narrative (off: the no-narrative ablation).
-        feedback_repair: Config Patches, re-planning and judge->rewrite repair
-            (off: the no-feedback-repair ablation: one shot per variant).
+        feedback_repair: error feedback to the planner (blacklist, failure
+            memory), Config Patches and judge->rewrite repair (off: the paper's
+            no-feedback-repair ablation: the same `max_attempts`, each a blind
+            re-sample with a fresh random stream, no patch, no repair).
         judge: the Judge stage.
         augment: turn accepted variants into miss_func / miss_param variants
             ("none", or the probability of trying one).
@@ -64,6 +73,8 @@ class SynthConfig:
             read call without data-flow edges; Φ then matches on topology, depth,
             turns and categories, not on call counts).
         workers: seeds synthesized concurrently.
+        routing: with several backends, how each variant's backbone is picked:
+            "round_robin" or "acceptance" (`rods.synth.ensemble`).
         seed: base of every variant's random stream.
         generation_offset: added to the seed's generation for the variants.
     """
@@ -78,6 +89,7 @@ class SynthConfig:
     candidates: int = 4
     same_counts: bool = True
     workers: int = 2
+    routing: str = "round_robin"
     seed: int = 0
     generation_offset: int = 1
     step_created: int | None = None
@@ -85,6 +97,8 @@ class SynthConfig:
     def __post_init__(self) -> None:
         if self.per_seed < 1 or self.max_attempts < 1 or self.workers < 1 or self.candidates < 1:
             raise ValueError("SynthConfig: per_seed, max_attempts, workers and candidates must be >= 1")
+        if self.routing not in ROUTINGS:
+            raise ValueError(f"SynthConfig: routing must be one of {list(ROUTINGS)}, got {self.routing!r}")
         if not 0.0 <= self.augment <= 1.0:
             raise ValueError(f"SynthConfig: augment must be a probability in [0, 1], got {self.augment}")
 
@@ -109,19 +123,28 @@ class SynthStats:
     passed: Counter = field(default_factory=Counter)  # stage -> passes
     rejections: Counter = field(default_factory=Counter)  # reason -> count
     patches: Counter = field(default_factory=Counter)
+    tried_by: Counter = field(default_factory=Counter)  # backbone -> variants it wrote
+    accepted_by: Counter = field(default_factory=Counter)  # backbone -> variants accepted
     seconds: float = 0.0
 
     def merge(self, other: SynthStats) -> None:
         self.seeds += other.seeds
         self.variants += other.variants
         self.accepted += other.accepted
-        for name in ("attempts", "passed", "rejections", "patches"):
+        for name in ("attempts", "passed", "rejections", "patches", "tried_by", "accepted_by"):
             getattr(self, name).update(getattr(other, name))
+
+    def backbones(self) -> dict[str, dict[str, Any]]:
+        """Per backbone: variants tried, accepted, and its acceptance rate."""
+        return {name: {"tried": n, "accepted": self.accepted_by[name], "acceptance_rate": self.accepted_by[name] / n}
+                for name, n in sorted(self.tried_by.items()) if n}
 
     def to_dict(self, llm: dict[str, Any] | None = None) -> dict[str, Any]:
         out = asdict(self)
         for key in ("attempts", "passed", "rejections", "patches"):
             out[key] = dict(getattr(self, key))
+        del out["tried_by"], out["accepted_by"]
+        out["backbones"] = self.backbones()
         out["pass_rate"] = {s: self.passed[s] / self.attempts[s] for s in self.attempts if self.attempts[s]}
         out["acceptance_rate"] = self.accepted / self.variants if self.variants else 0.0
         if llm is not None:
@@ -174,7 +197,12 @@ def produced_values(trace) -> set[str]:
 class Pipeline:
     """Runs the five stages for batches of seeds; `pipeline(seeds)` returns accepted tasks."""
 
-    def __init__(self, backend: LLMBackend, config: SynthConfig | None = None, graph: APIGraph | None = None):
+    def __init__(self, backend: LLMBackend | Sequence[LLMBackend], config: SynthConfig | None = None,
+                 graph: APIGraph | None = None):
+        backends = list(backend) if isinstance(backend, (list, tuple)) else [backend]
+        if not backends:
+            raise ValueError("Pipeline needs at least one LLM backend")
+        backend = backends[0]
         self.backend = backend
         self.config = config or SynthConfig()
         self.graph = graph or default_graph()
@@ -188,6 +216,15 @@ class Pipeline:
         self._lock = threading.Lock()
         self._hashes: set[str] = set()
         self._calls = 0
+        # an ensemble: one set of stages per further backbone, sharing the duplicate check
+        self.members: list[Pipeline] = [self]
+        for other in backends[1:]:
+            member = Pipeline(other, self.config, self.graph)
+            member._lock, member._hashes = self._lock, self._hashes
+            self.members.append(member)
+        for member, name in zip(self.members, backbone_names([b.describe() for b in backends])):
+            member.name = name
+        self.router = Router(len(self.members), self.config.routing, seed=self.config.seed)
 
     def __call__(self, seeds: list[Task]) -> list[Task]:
         return self.synthesize(seeds)
@@ -218,8 +255,11 @@ class Pipeline:
         base = random.Random(f"{self.config.seed}:{seed.id}:{self._calls}")
         for v in range(self.config.per_seed):
             stats.variants += 1
+            which = self.router.pick()
+            member = self.members[which]
+            stats.tried_by[member.name] += 1
             try:
-                task = self._variant(seed, v, random.Random(base.randrange(2**63)), stats)
+                task = member._variant(seed, v, random.Random(base.randrange(2**63)), stats)
             except Rejected as rej:
                 stats.rejections[rej.reason] += 1
                 continue
@@ -232,6 +272,8 @@ class Pipeline:
                 continue
             accepted.append(task)
             stats.accepted += 1
+            stats.accepted_by[member.name] += 1
+            self.router.record(which, True)
         return accepted, stats
 
     def _variant(self, seed: Task, index: int, rng: random.Random, stats: SynthStats) -> Task:
@@ -273,14 +315,16 @@ class Pipeline:
         plan: Plan | None = None
         last = "no attempt"
         replan = True
-        for attempts in range(1, (cfg.max_attempts if cfg.feedback_repair else 1) + 1):
+        blind = not cfg.feedback_repair  # no_feedback_repair ablation: blind re-sampling, no feedback (lang)
+        for attempts in range(1, cfg.max_attempts + 1):
             if replan:
                 stats.attempts["plan"] += 1
-                plan = self.planner.plan(seed, rng=rng, attempt=attempts, blacklist=frozenset(blacklist))
+                plan = self.planner.plan(seed, rng=rng, attempt=attempts,
+                                         blacklist=frozenset() if blind else frozenset(blacklist))
                 stats.passed["plan"] += 1
             stats.attempts["execute"] += 1
             execution = self.executor.run(plan)
-            for position, function in execution.fallbacks:
+            for position, function in [] if blind else execution.fallbacks:
                 self.planner.remember_failure(seed, function, position)
                 blacklist.add((position, function))
             if execution.ok:
@@ -294,8 +338,11 @@ class Pipeline:
                 replan = True
                 continue
             failure = execution.failure
-            self.planner.remember_failure(seed, failure.function, failure.index)
             last = f"{failure.kind}:{failure.function}"
+            if blind:  # (lang) the ablation: no failure memory, no patch; the next attempt re-samples
+                replan = True
+                continue
+            self.planner.remember_failure(seed, failure.function, failure.index)
             patch = self.executor.patch(plan, execution) if cfg.feedback_repair else None
             kind = patch.split(":")[-1].strip().split(" ")[0] if patch else None
             if patch and kind not in patched:  # the same repair twice would not help
@@ -309,11 +356,22 @@ class Pipeline:
         raise Rejected(last)
 
     def _rewrite_and_judge(self, task: Task, plan: Plan, execution: Execution, stats: SynthStats) -> Task:
-        """Write the queries, judge them; a query fault goes back to the rewriter once."""
+        """Write the queries (jointly, or each turn on its own), judge them; a query fault goes back once.
+
+        A rewrite answer the pipeline cannot use is a counted rejection
+        (``rewrite:bad_answer``), never an internal error.
+        """
         cfg = self.config
         turns = turn_contexts(plan, execution)
         stats.attempts["rewrite"] += 1
-        queries = self.rewriter.rewrite(plan, execution, turns=turns) if cfg.rewrite else mechanical_queries(plan)
+        try:
+            if cfg.rewrite:
+                queries = self.rewriter.rewrite(plan, execution, turns=turns)
+            else:
+                queries = self.rewriter.rewrite_each(plan, execution, turns=turns)
+        except RewriteError as err:
+            logger.debug("unusable rewrite: %s", err)
+            raise Rejected("rewrite:bad_answer") from None
         task = Task.model_validate({**task.model_dump(), "question": with_queries(plan.seed, queries)})
         stats.passed["rewrite"] += 1
         if not cfg.judge:
@@ -321,7 +379,10 @@ class Pipeline:
         stats.attempts["judge"] += 1
         judgement = self.judge.judge(task, execution, turns)
         if judgement.fault == "query" and cfg.rewrite and cfg.feedback_repair:
-            queries = self.rewriter.rewrite(plan, execution, feedback=judgement.failed_reasons(), turns=turns)
+            try:
+                queries = self.rewriter.rewrite(plan, execution, feedback=judgement.failed_reasons(), turns=turns)
+            except RewriteError:
+                raise Rejected("rewrite:bad_answer") from None
             task = Task.model_validate({**task.model_dump(), "question": with_queries(plan.seed, queries)})
             judgement = self.judge.judge(task, execution, turns)
         if not judgement.passed:
@@ -344,7 +405,7 @@ class Pipeline:
             missed_function=plan.missed_function,
             provenance=Provenance(
                 origin="synthetic", parent_id=seed.id, generation=gen, step_created=self.config.step_created,
-                narrative=plan.narrative, backend=self.backend.describe(), attempts=attempts,
+                narrative=plan.narrative, backend=self.name, attempts=attempts,
                 substitutions={str(k): v for k, v in plan.substitutions.items()},
             ),
         )
@@ -374,18 +435,26 @@ class Pipeline:
             self._hashes.add(digest)
 
     def report(self) -> dict[str, Any]:
-        """Per-stage statistics plus the backend's LLM accounting per accepted task."""
-        llm = self.backend.stats.snapshot()
-        acc = max(1, self.stats.accepted)
-        llm["calls_per_accepted"] = llm["total"]["chats"] / acc
-        llm["tokens_per_accepted"] = (llm["total"]["prompt_tokens"] + llm["total"]["completion_tokens"]) / acc
-        llm["calls_per_accepted_by_stage"] = {p: s["chats"] / acc for p, s in llm["by_purpose"].items()}
-        llm["tokens_per_accepted_by_stage"] = {p: (s["prompt_tokens"] + s["completion_tokens"]) / acc
-                                               for p, s in llm["by_purpose"].items()}
+        """Per-stage statistics, the LLM accounting per accepted task, and each backbone's acceptance."""
+        llm = per_accepted(merge_snapshots([m.backend.stats.snapshot() for m in self._distinct_backends()]),
+                            self.stats.accepted)
         out = self.stats.to_dict(llm)
+        for member in self.members:
+            if len(self.members) > 1 and member.name in out["backbones"]:
+                out["backbones"][member.name]["llm"] = per_accepted(member.backend.stats.snapshot(),
+                                                                     self.stats.accepted_by[member.name])
         # model answers that named unknown functions or config keys: ignored, counted here
-        out["invalid_answers"] = {"plan.sequence": self.planner.invalid_choices,
-                                  "config_patch": self.executor.invalid_patches}
+        out["invalid_answers"] = {"plan.sequence": sum(m.planner.invalid_choices for m in self.members),
+                                  "config_patch": sum(m.executor.invalid_patches for m in self.members)}
+        out["routing"] = self.config.routing if len(self.members) > 1 else None
+        return out
+
+    def _distinct_backends(self) -> list[Pipeline]:
+        seen, out = set(), []
+        for member in self.members:
+            if id(member.backend) not in seen:
+                seen.add(id(member.backend))
+                out.append(member)
         return out
 
 

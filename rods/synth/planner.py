@@ -69,7 +69,7 @@ class PlannerConfig:
     jitter: float = 0.3
     narrative: bool = True
     same_counts: bool = True
-    alternatives: int = 6
+    alternatives: int = 12
 
 
 @dataclass

@@ -34,12 +34,10 @@ from rods.synth.planner import Plan, PlannedCall
 from rods.synth.profile import incoming_edges, is_error, produced_values, result_value, scalars, value_paths, walk
 from rods.synth.values import is_distinctive
 
-#: Functions tried at a position after the planned one; argument draws per function;
-#: candidates of one function kept for backtracking; trial calls per run.
-MAX_ALTERNATIVES = 8
+#: Argument draws per function; candidates of one function kept for backtracking; trial calls per run.
 TRIALS_PER_FUNCTION = 8
-KEPT_PER_FUNCTION = 2
-TRIAL_BUDGET = 160
+KEPT_PER_FUNCTION = 3
+TRIAL_BUDGET = 400
 
 
 @dataclass
@@ -185,11 +183,12 @@ class _Search:
         wanted = set(planned.sources)
         feeds = {i: steps[i].offers for i in wanted}
         used = {s.call.name for s in steps}
-        for name in [names[j], *planned.alternatives[:MAX_ALTERNATIVES]]:
+        for name in [names[j], *planned.alternatives]:
             if (planned.held_out and name in used) or name not in env.functions:
                 continue
             kept = 0
-            for arguments, fed in self.proposer.propose(name, env, feeds, limit=TRIALS_PER_FUNCTION):
+            for arguments, fed in self.proposer.propose(name, env, feeds, limit=TRIALS_PER_FUNCTION,
+                                                        reading=planned.changed is False):
                 if self.trials >= self.budget or kept >= KEPT_PER_FUNCTION:
                     break
                 call = ToolCall(name, arguments)

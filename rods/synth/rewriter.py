@@ -12,8 +12,16 @@ earlier ones. Turn kinds tell it what each turn is for:
 * ``supply_missing``: give that value;
 * ``reveal``: BFCL's reveal turn, no query (``question[t] == []``).
 
-With the stage switched off (the no-rewrite ablation), the seed's own queries
-are reused with the plan's value mapping applied (:func:`mechanical_queries`).
+With joint rewriting switched off (the paper's no-rewrite ablation) each
+turn's query is written on its own (:meth:`Rewriter.rewrite_each`, purpose
+``"rewrite.turn"``): one backend call per turn that sees only that turn's
+calls, no other turn and no narrative, so cross-turn coherence is lost.
+
+The JSON schema sent with the request pins the array's length to the number of
+turns and caps each query's length, so servers with constrained decoding get it
+right; an answer of the wrong shape (6 queries for 5 turns) goes back to the
+model for repair (`LLMBackend.chat`) and then counts as a rejection, as does
+anything that still does not fit (:class:`RewriteError`), never as an error.
 """
 
 from __future__ import annotations
@@ -27,10 +35,28 @@ from rods.synth.executor import Execution
 from rods.synth.planner import Plan
 from rods.tasks.model import Task
 
-QUERIES_SCHEMA = {
+#: Longest query the schema allows (characters).
+MAX_QUERY_CHARS = 4000
+
+
+class RewriteError(ValueError):
+    """The backend's rewrite could not be used (wrong number of queries, wrong types)."""
+
+
+def queries_schema(n: int) -> dict[str, Any]:
+    """JSON schema of a rewrite answer: exactly `n` strings of bounded length."""
+    return {
+        "type": "object",
+        "properties": {"queries": {"type": "array", "minItems": n, "maxItems": n,
+                                   "items": {"type": "string", "maxLength": MAX_QUERY_CHARS}}},
+        "required": ["queries"],
+    }
+
+
+TURN_SCHEMA = {
     "type": "object",
-    "properties": {"queries": {"type": "array", "items": {"type": "string"}}},
-    "required": ["queries"],
+    "properties": {"query": {"type": "string", "maxLength": MAX_QUERY_CHARS}},
+    "required": ["query"],
 }
 
 
@@ -66,7 +92,8 @@ def turn_contexts(plan: Plan, execution: Execution) -> list[dict[str, Any]]:
                 out.append({"turn": t, "kind": "calls", "calls": [_call_info(plan, execution, j) for j in per_turn[t]]})
             continue
         calls = [_call_info(plan, execution, j) for j in per_turn[t + 1]]
-        missing = _pick_missing(calls) if seed.category == "miss_param" and seed.question[t + 1] else None
+        said = [c.arguments for c in execution.calls[: max(per_turn[t + 1], default=-1) + 1]]
+        missing = _pick_missing(calls, said) if seed.category == "miss_param" and seed.question[t + 1] else None
         if missing:
             out.append({"turn": t, "kind": "ask_missing", "calls": calls, "missing": missing})
         else:
@@ -74,11 +101,17 @@ def turn_contexts(plan: Plan, execution: Execution) -> list[dict[str, Any]]:
     return out
 
 
-def _pick_missing(calls: list[dict[str, Any]]) -> dict[str, Any] | None:
-    for call in calls:
-        for key, value in call["arguments"].items():
-            if key not in call["bound"] and isinstance(value, (str, int, float)) and not isinstance(value, bool):
-                return {"index": call["index"], "param": key, "value": value}
+def _pick_missing(calls: list[dict[str, Any]], said: list[dict[str, Any]] = ()) -> dict[str, Any] | None:
+    """The value a miss_param turn leaves out: a user-given scalar, preferably one no other argument
+    up to that turn repeats (otherwise the query would still say it elsewhere)."""
+    candidates = [(call, key, value) for call in calls for key, value in call["arguments"].items()
+                  if key not in call["bound"] and isinstance(value, (str, int, float)) and not isinstance(value, bool)]
+
+    def repeated(value: Any) -> bool:
+        return sum(v == value for args in said for v in args.values()) > 1
+
+    for call, key, value in sorted(candidates, key=lambda c: repeated(c[2])):
+        return {"index": call["index"], "param": key, "value": value}
     return None
 
 
@@ -94,26 +127,58 @@ class Rewriter:
         context = {"narrative": plan.narrative, "turns": turns, "feedback": feedback or []}
         prompt = (
             "Write the user's message for every turn of this conversation with a tool-using assistant. "
-            "Turns must read as one coherent story and refer to each other. Mention every value the user "
-            "must provide; never name functions. For an 'ask_missing' turn leave out the missing value; "
-            "for a 'supply_missing' turn give only that value; for a 'reveal' turn write an empty string.\n"
+            "Turns must read as one coherent story that follows the narrative, and later turns may refer back "
+            "to earlier ones ('that file', 'the same folder'). Ask for OUTCOMES in a person's own words: never "
+            "name functions, never repeat their descriptions, never write parameter names. Mention every value "
+            "the user must provide; never give away a value listed in 'bound' (the assistant must get it from "
+            "an earlier result). For an 'ask_missing' turn leave out the missing value; for a 'supply_missing' "
+            "turn give only that value; for a 'reveal' turn write an empty string.\n"
             f"Narrative: {plan.narrative or '(none)'}\nTurns: {json.dumps(turns, default=str)[:6000]}\n"
             + (f"Fix these problems of your previous attempt: {feedback}\n" if feedback else "")
             + f"Answer as JSON {{\"queries\": [one string per turn, {len(turns)} in all]}}."
         )
         reply = self.backend.chat(
             [{"role": "system", "content": "You write realistic user requests."}, {"role": "user", "content": prompt}],
-            json_schema=QUERIES_SCHEMA, purpose="rewrite", context=context,
+            json_schema=queries_schema(len(turns)), purpose="rewrite", context=context,
         )
-        queries = [str(q) for q in reply.data["queries"]]
-        if len(queries) != len(turns):
-            raise ValueError(f"rewrite returned {len(queries)} queries for {len(turns)} turns")
+        queries = fit(reply.data, turns)
         return ["" if t["kind"] == "reveal" else q.strip() for t, q in zip(turns, queries)]
 
+    def rewrite_each(self, plan: Plan, execution: Execution, turns: list[dict[str, Any]] | None = None) -> list[str]:
+        """The no-rewrite ablation: one call per turn, each seeing only its own turn."""
+        turns = turns or turn_contexts(plan, execution)
+        out = []
+        for turn in turns:
+            if turn["kind"] == "reveal":
+                out.append("")
+                continue
+            prompt = (
+                "Write the user's message to a tool-using assistant that asks for exactly these calls' outcomes "
+                "in a person's own words, mentioning every value the user must provide (never one listed in "
+                "'bound'), never naming functions, their descriptions or parameter names. 'ask_missing': leave "
+                "out the missing value; 'supply_missing': give only that value.\n"
+                f"Turn: {json.dumps(turn, default=str)[:3000]}\nAnswer as JSON {{\"query\": string}}."
+            )
+            reply = self.backend.chat(
+                [{"role": "system", "content": "You write realistic user requests."},
+                 {"role": "user", "content": prompt}],
+                json_schema=TURN_SCHEMA, purpose="rewrite.turn", context={"turn": turn},
+            )
+            query = (reply.data or {}).get("query") if isinstance(reply.data, dict) else None
+            if not isinstance(query, str):
+                raise RewriteError(f"turn {turn['turn']}: the rewrite gave no query string")
+            out.append(query.strip())
+        return out
 
-def mechanical_queries(plan: Plan) -> list[str]:
-    """The no-rewrite ablation: the seed's queries with the plan's value mapping applied."""
-    return [" ".join(plan.remapper.text(m.content) for m in turn) for turn in plan.seed.question]
+
+def fit(data: Any, turns: list[dict[str, Any]]) -> list[str]:
+    """The answer's queries, one per turn, or `RewriteError`."""
+    queries = data.get("queries") if isinstance(data, dict) else None
+    if not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):
+        raise RewriteError("the rewrite gave no list of query strings")
+    if len(queries) != len(turns):
+        raise RewriteError(f"rewrite returned {len(queries)} queries for {len(turns)} turns")
+    return queries
 
 
 def with_queries(task: Task, queries: list[str]) -> list[list[dict[str, str]]]:

@@ -10,7 +10,7 @@ and validated there) and `synthesis` (backend and pipeline options).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -109,6 +109,12 @@ class GRPOSettings(_Section):
     reward: Literal["progress", "binary"] = Field(
         "progress", description="Reward of a rollout: the progress reward RP (paper) or the binary BFCL verdict."
     )
+    engine_signal: Literal["progress", "binary"] | None = Field(
+        None,
+        description="What the data engine's ledger sees for boundary detection: the progress reward RP (paper) or "
+        "the binary verdict (the paper's binary-detection ablation: the policy still trains on `reward`); "
+        "default: the training reward.",
+    )
     gradient_accumulation_steps: int = Field(1, ge=1, description="Micro-batches per optimizer step.")
     per_device_train_batch_size: int | None = Field(
         None, ge=1, description="Rollouts per micro-batch (default: tasks_per_step*K / gradient_accumulation_steps)."
@@ -144,15 +150,41 @@ class WarmStartSettings(_Section):
     eval_tasks: int = Field(16, ge=0, description="Seeds whose first reply measures the tool-call parse rate before/after.")
 
 
+#: Synthesis backends a config may name (the names of `rods.llm.make_backend`).
+BackendName = Literal["template", "openai", "local"]
+
+
+class BackendSpec(_Section):
+    """One synthesis model of an ensemble."""
+
+    backend: BackendName = Field(description="LLM backend: openai (an endpoint), local (transformers) or template.")
+    backend_args: dict[str, Any] = Field(
+        default_factory=dict, description="Arguments of rods.llm.make_backend (base_url, model, api_key, ...)."
+    )
+
+
 class SynthesisSettings(_Section):
     """Asynchronous skill-aligned synthesis (DESIGN §3)."""
 
     enabled: bool = Field(True, description="Send boundary seeds to synthesis (off: the static-pool baseline).")
-    backend: Literal["template", "openai", "local"] = Field(
-        "template", description="LLM backend of the synthesis agents: template is offline and deterministic."
+    backend: BackendName | None = Field(
+        None,
+        description="LLM backend of the synthesis agents: openai (the paper: Qwen3-32B behind an endpoint), local, "
+        "or template (model-free, offline, deterministic; an explicit choice, never a silent default). Required "
+        "when synthesis is enabled, unless `backends` lists several.",
     )
     backend_args: dict[str, Any] = Field(
         default_factory=dict, description="Arguments of rods.llm.make_backend (base_url, model, api_key, ...)."
+    )
+    backends: list[BackendSpec] = Field(
+        default_factory=list,
+        description="Several synthesis models at once (a multi-backbone ensemble): variants are spread across "
+        "them by `routing`; replaces backend/backend_args.",
+    )
+    routing: Literal["round_robin", "acceptance"] = Field(
+        "round_robin",
+        description="How an ensemble picks the backbone of each variant: round_robin, or acceptance (probability "
+        "proportional to (accepted+1)/(tried+2), measured as synthesis runs).",
     )
     options: dict[str, Any] = Field(
         default_factory=dict,
@@ -223,6 +255,15 @@ class TrainConfig(_Section):
                 f"grpo: tasks_per_step*num_generations = {grpo.rollouts_per_step} is not divisible by "
                 f"gradient_accumulation_steps = {grpo.gradient_accumulation_steps}"
             )
+        synth = self.synthesis
+        if synth.enabled and synth.backend is None and not synth.backends:
+            raise ValueError(
+                f"synthesis.backend is required when synthesis is enabled: choose one of {', '.join(get_args(BackendName))} "
+                "(template is the model-free offline fallback, not the paper's method), list several under "
+                "synthesis.backends, or set synthesis.enabled: false"
+            )
+        if synth.backend is not None and synth.backends:
+            raise ValueError("synthesis: give either backend (one model) or backends (an ensemble), not both")
         return self
 
     def engine_config(self):

@@ -55,6 +55,7 @@ class RunSummary:
     step_seconds: list[float] = field(default_factory=list)
     warm_start: dict[str, Any] | None = None
     resumed_from: str | None = None
+    backbones: dict[str, Any] = field(default_factory=dict)  # synthesis model -> tried / accepted / rate
     seconds: float = 0.0
 
 
@@ -94,12 +95,18 @@ def load_seeds(settings: DataSettings) -> list[Task]:
 
 
 def make_synthesizer(settings: SynthesisSettings) -> Callable[[list[Task]], list[Task]]:
-    """The `synthesize(seeds) -> tasks` callable: rods' five-stage pipeline on the configured backend."""
+    """The `synthesize(seeds) -> tasks` callable: rods' five-stage pipeline on the configured backend(s).
+
+    With `settings.backends` it is an ensemble spreading variants across them by `settings.routing`.
+    """
     from rods.llm import make_backend
     from rods.synth.pipeline import Pipeline, SynthConfig
 
-    backend = make_backend(settings.backend, **settings.backend_args)
-    return Pipeline(backend, SynthConfig(**settings.options))
+    specs = [(b.backend, b.backend_args) for b in settings.backends] or [(settings.backend, settings.backend_args)]
+    if any(name is None for name, _ in specs):
+        raise ValueError("synthesis.backend is required (template, openai or local)")
+    backends = [make_backend(name, **args) for name, args in specs]
+    return Pipeline(backends, SynthConfig(**{"routing": settings.routing, **settings.options}))
 
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
@@ -210,6 +217,9 @@ def train(
         summary.retired = metrics["total_retired"]
         summary.active = metrics["active"]
         summary.active_synthetic = metrics["active_synthetic"]
+        if config.synthesis.enabled and hasattr(synthesize, "report"):  # in-process pipeline: its backbones
+            summary.backbones = synthesize.report().get("backbones", {})
+            engine.events.emit("synthesis", step=summary.steps, backbones=summary.backbones)
     finally:
         engine.close()
     summary.seconds = round(time.perf_counter() - start, 2)

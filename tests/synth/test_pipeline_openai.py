@@ -34,8 +34,9 @@ def good_answer(body):
                 queries.append(f"Oh, and the value is {json.dumps(t['missing']['value'])}.")
                 continue
             skip = t.get("missing", {}).get("param")
-            asks = ["; ".join(f"{k} {json.dumps(v)}" for k, v in c["arguments"].items() if k != skip)
-                    + f" ({c['description'][:60]})" for c in t["calls"]]
+            # values and two words of what the call is for; never a parameter name or the docstring
+            asks = [" ".join(re.findall(r"[a-z]{5,}", c["description"].lower())[:2]) + " "
+                    + ", ".join(json.dumps(v) for k, v in c["arguments"].items() if k != skip) for c in t["calls"]]
             queries.append("Please help me with this: " + " | ".join(asks or ["check on things"]))
         assert len(queries) == n
         return {"json": {"queries": queries}}

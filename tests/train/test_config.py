@@ -13,7 +13,7 @@ EXPERIMENTS = sorted(CONFIGS.glob("*.yaml")) + sorted((CONFIGS / "ablations").gl
 
 
 def test_paper_defaults():
-    config = TrainConfig()
+    config = TrainConfig(synthesis={"backend": "openai"})
     assert config.grpo.num_generations == 16
     engine = config.engine_config()
     assert (engine.K, engine.alpha_minus, engine.alpha_plus, engine.capacity) == (16, 0.20, 0.85, 400)
@@ -50,7 +50,9 @@ def test_paper_and_ablations_differ_only_where_they_say():
     assert paper.synthesis.backend == "openai" and "32B" in paper.synthesis.backend_args["model"]
     assert paper.engine["capacity"] == 400 and paper.data.seeds == "train"
     ab = CONFIGS / "ablations"
-    assert load_config(ab / "binary_reward.yaml").grpo.reward == "binary"
+    assert load_config(ab / "binary_reward_training.yaml").grpo.reward == "binary"
+    detection = load_config(ab / "binary_detection.yaml").grpo
+    assert (detection.reward, detection.engine_signal) == ("progress", "binary")
     assert load_config(ab / "random_seeds.yaml").engine_config().random_seeds
     assert load_config(ab / "no_retirement.yaml").engine_config().no_retirement
     assert load_config(ab / "one_shot_synthesis.yaml").engine_config().one_shot
@@ -90,7 +92,7 @@ def test_bad_type_and_batch_shape(tmp_path):
 
 
 def test_base_inheritance_overrides_and_cycles(tmp_path):
-    (tmp_path / "a.yaml").write_text("name: a\ngrpo:\n  max_steps: 7\n  beta: 0.1\n")
+    (tmp_path / "a.yaml").write_text("name: a\ngrpo:\n  max_steps: 7\n  beta: 0.1\nsynthesis:\n  backend: template\n")
     (tmp_path / "b.yaml").write_text("base: a.yaml\nname: b\ngrpo:\n  max_steps: 9\n")
     config = load_config(tmp_path / "b.yaml", ["grpo.learning_rate=0.5", "engine.capacity=3"])
     assert (config.grpo.max_steps, config.grpo.beta, config.grpo.learning_rate) == (9, 0.1, 0.5)
@@ -103,3 +105,25 @@ def test_base_inheritance_overrides_and_cycles(tmp_path):
         load_config(tmp_path / "nope.yaml")
     with pytest.raises(ConfigError, match="section.key=value"):
         apply_overrides({}, ["novalue"])
+
+
+def test_synthesis_backend_is_never_a_silent_default(tmp_path):
+    """Enabling synthesis without naming its backend stops with the key and the choices."""
+    bare = tmp_path / "bare.yaml"
+    bare.write_text("name: bare\n")
+    with pytest.raises(ConfigError, match=r"bare.yaml: .*synthesis.backend is required.*template, openai, local"):
+        load_config(bare)
+    with pytest.raises(ValueError, match="synthesis.backend"):
+        TrainConfig()
+    assert config_from_dict({"synthesis": {"enabled": False}}).synthesis.backend is None  # static: no backend
+    assert config_from_dict({"synthesis": {"backend": "template"}}).synthesis.backend == "template"
+    two = config_from_dict({"synthesis": {"backends": [{"backend": "template"},
+                                                       {"backend": "openai", "backend_args": {"model": "m"}}]}})
+    assert [b.backend for b in two.synthesis.backends] == ["template", "openai"]
+    with pytest.raises(ConfigError, match="not both"):
+        config_from_dict({"synthesis": {"backend": "template", "backends": [{"backend": "template"}]}})
+    with pytest.raises(ConfigError, match=r"synthesis.backends.0.backend"):
+        config_from_dict({"synthesis": {"backends": [{"backend": "gpt"}]}})
+    for path in EXPERIMENTS:  # every shipped experiment says which backend (or turns synthesis off)
+        synth = load_config(path).synthesis
+        assert not synth.enabled or synth.backend or synth.backends, path

@@ -1,9 +1,12 @@
 """The reward function GRPO optimizes, which also reports every group's rewards to the engine.
 
 The rollout already scored each episode turn by turn (`progress`, `binary`
-columns from `MultiTurnRollout`); this function only picks one of them and,
-because TRL hands it the G rollouts of a task together, forwards each group to
-`DataEngine.observe`: detection costs no extra inference (DESIGN §3).
+columns from `MultiTurnRollout`); this function only picks one of them for the
+policy and, because TRL hands it the G rollouts of a task together, forwards
+each group to `DataEngine.observe`: detection costs no extra inference (DESIGN
+§3). What the engine sees (`engine_signal`) may differ from what the policy
+trains on: the paper's binary-detection ablation gives the engine the binary
+verdict while GRPO keeps the progress reward.
 """
 
 from __future__ import annotations
@@ -31,16 +34,21 @@ class EngineReward:
     """`reward_func` for GRPOTrainer: the progress (or binary) reward, observed by the engine.
 
     Args:
-        kind: "progress" (RP, the paper's reward) or "binary" (the ablation).
+        kind: what the policy trains on: "progress" (RP, the paper's reward) or
+            "binary" (the binary-reward-training ablation).
         engine: a `DataEngine` (or anything with `observe(step, task_id, rewards)`);
             None for plain GRPO without the data engine.
+        engine_signal: what the engine observes for boundary detection,
+            "progress" or "binary" (the binary-detection ablation); default `kind`.
     """
 
-    def __init__(self, kind: str = "progress", engine: Any = None) -> None:
-        if kind not in ("progress", "binary"):
-            raise ValueError(f"reward kind must be 'progress' or 'binary', got {kind!r}")
+    def __init__(self, kind: str = "progress", engine: Any = None, engine_signal: str | None = None) -> None:
+        for name, value in (("reward kind", kind), ("engine_signal", engine_signal or kind)):
+            if value not in ("progress", "binary"):
+                raise ValueError(f"{name} must be 'progress' or 'binary', got {value!r}")
         self.kind = kind
         self.engine = engine
+        self.engine_signal = engine_signal or kind
         self.__name__ = f"{kind}_reward"  # TRL names the metric after this
         self.observed_groups = 0
         self.observe_seconds = 0.0
@@ -64,7 +72,8 @@ class EngineReward:
                 log_metric(f"rods/{other}", sum(columns[other]) / len(columns[other]))
         if self.engine is not None:
             start = time.perf_counter()
-            for tid, values in groups(task_ids, rewards):
+            seen = rewards if self.engine_signal == self.kind else [float(r) for r in columns[self.engine_signal]]
+            for tid, values in groups(task_ids, seen):
                 self.engine.observe(step, tid, values)
                 self.observed_groups += 1
             self.observe_seconds += time.perf_counter() - start

@@ -164,7 +164,7 @@ def build_trainer(
         system_prompt=config.model.system_prompt,
         chat_template_kwargs=config.model.chat_template_kwargs,
     )
-    reward = EngineReward(config.grpo.reward, engine)
+    reward = EngineReward(config.grpo.reward, engine, engine_signal=config.grpo.engine_signal)
     callbacks: list[Any] = []
     if engine is not None:
         callbacks.append(EngineCallback(engine, on_epoch=on_epoch, wait_for=wait_for, pool=pool))

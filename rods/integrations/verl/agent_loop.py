@@ -15,7 +15,9 @@ against verl's server manager, which only speaks token ids:
   reveal message when held-out functions join), so the prefix never changes
   when the tool list grows;
 - the episode's progress reward RP (or the binary verdict) becomes
-  `reward_score`; per-turn verdicts go to `extra_fields`.
+  `reward_score`; per-turn verdicts go to `extra_fields`; the engine is sent
+  `rods.engine_signal` (default: the same reward; the binary-detection
+  ablation sends the binary verdict while the policy trains on RP).
 
 Rewards reach the engine actor as each trajectory ends: the loop awaits
 `EngineActor.report(group, task_id, reward, group_size)`, and the actor keeps a
@@ -112,10 +114,11 @@ class RodsAgentLoop(AgentLoopBase):
             runtime, mask, logprobs = merged.token_ids, new_mask, new_logprobs
 
         trajectory = episode.trajectory()
-        reward = trajectory.progress if self.settings.reward == "progress" else trajectory.binary
+        verdict = {"progress": trajectory.progress, "binary": trajectory.binary}
+        reward = verdict[self.settings.reward]  # what the policy trains on
         response_ids = runtime[len(prompt_ids) :]
-        if extra_info.get("report", False):
-            await self._report(kwargs, task.id, reward)
+        if extra_info.get("report", False):  # what the engine's boundary detection sees
+            await self._report(kwargs, task.id, verdict[self.settings.engine_signal or self.settings.reward])
         verdicts = [t.passed if t.state_pass is not None else None for t in trajectory.turns]
         return AgentLoopOutput(
             prompt_ids=prompt_ids,

@@ -46,6 +46,11 @@ class SynthesisSettings:
         seeds_per_call: seeds handed to one worker call.
         num_cpus: CPUs Ray reserves per worker (they mostly wait on HTTP).
         backend_kwargs: further keywords for `rods.llm.make_backend`.
+        backends: several synthesis models at once (an ensemble): each a mapping
+            with ``backend`` and optionally ``base_url``, ``model``,
+            ``backend_kwargs``; replaces backend/base_url/model. Variants are
+            spread across them by ``pipeline_kwargs.routing`` (round_robin or
+            acceptance).
         pipeline_kwargs: keywords for the synthesis pipeline (ablation switches).
         factory: ``module:function`` building the pipeline from
             ``(backend, **pipeline_kwargs)``; the default builds rods' own.
@@ -59,6 +64,7 @@ class SynthesisSettings:
     seeds_per_call: int = 1
     num_cpus: float = 0.5
     backend_kwargs: dict[str, Any] = field(default_factory=dict)
+    backends: list[dict[str, Any]] = field(default_factory=list)
     pipeline_kwargs: dict[str, Any] = field(default_factory=dict)
     factory: str = "rods.integrations.verl.synthesis:rods_pipeline"
 
@@ -69,8 +75,30 @@ class SynthesisSettings:
             raise ValueError(f"rods.synthesis.num_workers must be >= 0, got {self.num_workers}")
         if self.seeds_per_call < 1:
             raise ValueError(f"rods.synthesis.seeds_per_call must be >= 1, got {self.seeds_per_call}")
-        if self.num_workers and self.backend == "openai" and not self.base_url:
-            raise ValueError("rods.synthesis.base_url is required for the openai backend (e.g. http://host:8000/v1)")
+        if self.num_workers:
+            self.backend_specs()  # fail early on a bad backend entry
+
+    def backend_specs(self, api_key: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+        """(backend name, `make_backend` keywords) of every synthesis model, one unless `backends` lists several."""
+        known = {"backend", "base_url", "model", "backend_kwargs"}
+        entries = self.backends or [{"backend": self.backend, "base_url": self.base_url, "model": self.model,
+                                     "backend_kwargs": self.backend_kwargs}]
+        out = []
+        for i, entry in enumerate(entries):
+            where = f"rods.synthesis.backends[{i}]" if self.backends else "rods.synthesis"
+            unknown = sorted(set(entry) - known)
+            if unknown or "backend" not in entry:
+                raise ValueError(f"{where}: needs 'backend' and only {sorted(known)}, got {sorted(entry)}")
+            kwargs = dict(entry.get("backend_kwargs") or {})
+            if entry["backend"] == "openai":
+                if not entry.get("base_url"):
+                    raise ValueError(f"{where}.base_url is required for the openai backend (e.g. http://host:8000/v1)")
+                kwargs.setdefault("base_url", entry["base_url"])
+                kwargs.setdefault("model", entry.get("model") or self.model)
+                if api_key is not None:
+                    kwargs.setdefault("api_key", api_key)
+            out.append((entry["backend"], kwargs))
+        return out
 
 
 @dataclass
@@ -88,6 +116,9 @@ class RodsVerlSettings:
         namespace: Ray namespace of the named actors.
         detached: keep the engine actor alive when the driver exits.
         reward: the training reward: ``progress`` (RP, the paper) or ``binary``.
+        engine_signal: what the engine's boundary detection observes:
+            ``progress`` or ``binary`` (the binary-detection ablation); None:
+            the training reward.
         tool_format: how the policy writes calls (``hermes`` or ``pythonic``).
         max_steps_per_turn: tool-calling replies allowed per user turn.
         synthesis: the synthesis workers; None runs without synthesis
@@ -101,6 +132,7 @@ class RodsVerlSettings:
     namespace: str = "rods"
     detached: bool = False
     reward: Literal["progress", "binary"] = "progress"
+    engine_signal: Literal["progress", "binary"] | None = None
     tool_format: Literal["hermes", "pythonic"] = "hermes"
     max_steps_per_turn: int = 20
     synthesis: SynthesisSettings | None = None
@@ -108,6 +140,8 @@ class RodsVerlSettings:
     def __post_init__(self) -> None:
         if self.reward not in ("progress", "binary"):
             raise ValueError(f"rods.reward must be 'progress' or 'binary', got {self.reward!r}")
+        if self.engine_signal not in (None, "progress", "binary"):
+            raise ValueError(f"rods.engine_signal must be 'progress', 'binary' or null, got {self.engine_signal!r}")
         if self.tool_format not in ("hermes", "pythonic"):
             raise ValueError(f"rods.tool_format must be 'hermes' or 'pythonic', got {self.tool_format!r}")
         if self.max_steps_per_turn < 1:

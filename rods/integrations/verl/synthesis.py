@@ -32,7 +32,7 @@ from rods.tasks import Task
 logger = logging.getLogger(__name__)
 
 def rods_pipeline(backend: Any, **pipeline_kwargs: Any) -> Callable[[list[Task]], list[Task]]:
-    """rods' five-stage synthesis pipeline on `backend`; `pipeline_kwargs` are `SynthConfig` fields."""
+    """rods' five-stage synthesis pipeline on `backend` (or a list: an ensemble); `pipeline_kwargs` are `SynthConfig` fields."""
     from rods.synth.pipeline import Pipeline, SynthConfig
 
     return Pipeline(backend, SynthConfig(**pipeline_kwargs))
@@ -54,12 +54,9 @@ class SynthesisActor:
         from rods.llm import make_backend
 
         self.settings = SynthesisSettings(**settings)
-        kwargs = dict(self.settings.backend_kwargs)
-        if self.settings.backend == "openai":
-            kwargs.setdefault("base_url", self.settings.base_url)
-            kwargs.setdefault("model", self.settings.model)
-            kwargs.setdefault("api_key", os.environ.get(self.settings.api_key_env, "EMPTY"))
-        self.backend = make_backend(self.settings.backend, **kwargs)
+        specs = self.settings.backend_specs(api_key=os.environ.get(self.settings.api_key_env, "EMPTY"))
+        backends = [make_backend(name, **kwargs) for name, kwargs in specs]
+        self.backend = backends[0] if len(backends) == 1 else backends  # several: an ensemble pipeline
         self.synthesize = load_factory(self.settings.factory)(self.backend, **self.settings.pipeline_kwargs)
         self.batches = 0
 

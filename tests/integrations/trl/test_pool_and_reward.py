@@ -67,3 +67,20 @@ def test_reward_reports_each_group_to_the_engine(tasks):
     assert binary(prompts=[a], completions=[""], progress=[0.5], binary=[0.0]) == [0.0]
     with pytest.raises(ValueError):
         EngineReward("accuracy")
+
+
+@pytest.mark.parametrize("signal", [None, "progress", "binary"])
+def test_binary_detection_engine_sees_binary_while_the_policy_trains_on_progress(tasks, signal):
+    """The paper's binary-detection ablation: the ledger holds binary rewards, the trainer gets RP."""
+    engine = DataEngine(EngineConfig(K=4, min_observations=4, burn_in_rollouts=1), tasks[:1])
+    reward = EngineReward("progress", engine, engine_signal=signal)
+    a = tasks[0].id
+    progress, binary = [0.5, 0.75, 0.25, 0.5], [0.0, 0.0, 0.0, 0.0]  # partial progress, never solved
+    out = reward(prompts=[a] * 4, completions=[""] * 4, task_id=[a] * 4, progress=progress, binary=binary,
+                 trainer_state=SimpleNamespace(global_step=0))
+    assert out == progress  # what GRPO optimizes is RP either way
+    seen = binary if signal == "binary" else progress
+    assert engine.stats(a)["mean"] == pytest.approx(sum(seen) / 4)
+    assert engine.zone(a) == ("hard" if signal == "binary" else "boundary")
+    with pytest.raises(ValueError, match="engine_signal"):
+        EngineReward("progress", engine_signal="accuracy")

@@ -88,7 +88,10 @@ def test_ablations_change_only_what_they_name(configs):
     def settings(name):
         return RodsVerlSettings.from_trainer_config(configs[f"ablations/{name}"])
 
-    assert settings("binary_reward").reward == "binary"
+    assert settings("binary_reward_training").reward == "binary"
+    assert settings("binary_reward_training").engine_signal is None  # the engine follows the reward
+    detection = settings("binary_detection")  # the paper's ablation: engine on binary, policy on RP
+    assert detection.reward == "progress" and detection.engine_signal == "binary"
     assert settings("random_seeds").engine_config().random_seeds
     assert settings("no_retirement").engine_config().no_retirement
     assert settings("one_shot_synthesis").engine_config().one_shot
