@@ -77,8 +77,8 @@ def run_plan(plan: Plan) -> Execution:
             out.results.append(dead.result)
         out.env = dead.env
         out.failure = Failure(dead.index, dead.function, dead.result, dead.kind)
-    elif plan.held_positions:  # miss_func: the held-out functions are those that ran at the held-out positions
-        plan.missed_function = {k: [plan.calls[j].name for j in js] for k, js in plan.held_positions.items()}
+    else:
+        plan.name_held_out()
     return out
 
 

@@ -44,7 +44,7 @@ from typing import Any
 from rods.envs.calls import ToolCall
 from rods.envs.environment import CLASS_MODULES, STATELESS_CLASSES
 from rods.llm.base import LLMBackend
-from rods.synth.api_graph import APIGraph
+from rods.synth.api_graph import APIGraph, function_docs
 from rods.synth.profile import ComplexityProfile, Trace, environment_made, profile_of, trace_task
 from rods.synth.values import NOUNS, ValueRemapper, is_distinctive, leaves
 from rods.tasks.model import Task
@@ -116,7 +116,23 @@ class Plan:
     rng_seed: int = 0
     substitutions: dict[int, str] = field(default_factory=dict)  # position -> function, where it is not the seed's
     held_positions: dict[str, list[int]] = field(default_factory=dict)  # reveal turn -> positions held out
+    held_uncalled: dict[str, int] = field(default_factory=dict)  # reveal turn -> held-out functions never called
     candidates: list[list[str]] = field(default_factory=list)  # the sequences offered to the backend
+
+    def name_held_out(self) -> None:
+        """miss_func, after a run: the held-out functions are those that ran at the held-out positions, plus,
+        where the seed also held out functions its ground truth never calls, as many functions of the
+        task's classes that this variant never calls."""
+        if not self.held_positions:
+            return
+        called = {c.name for c in self.calls}
+        unused = sorted(n for cls in self.seed.involved_classes for n in functions_of(cls) if n not in called)
+        random.Random(self.rng_seed).shuffle(unused)
+        out = {}
+        for k, positions in self.held_positions.items():
+            extra = [unused.pop() for _ in range(min(self.held_uncalled.get(k, 0), len(unused)))]
+            out[k] = [self.calls[j].name for j in positions] + extra
+        self.missed_function = out
 
     def turns(self) -> list[list[PlannedCall]]:
         out: list[list[PlannedCall]] = [[] for _ in range(self.seed.num_turns)]
@@ -162,6 +178,11 @@ def default_config(cls: str) -> dict[str, Any]:
         except TypeError:
             continue
     return out
+
+
+def functions_of(cls: str) -> list[str]:
+    """The names of one API class's functions, from BFCL's docs."""
+    return sorted(name for name, doc in function_docs().items() if doc["class"] == cls)
 
 
 def materialize_config(task: Task) -> dict[str, dict[str, Any]]:
@@ -228,6 +249,10 @@ class Planner:
         self._by_class: dict[str, list[str]] = defaultdict(list)
         for name, node in sorted(graph.nodes.items()):
             self._by_class[node.api_class].append(name)
+        self._feeds: dict[str, set[str]] = defaultdict(set)  # function -> classes it was seen feeding
+        for f, g in graph.edges:
+            if g in graph.nodes:
+                self._feeds[f].add(graph.nodes[g].api_class)
 
     def analyze(self, seed: Task) -> SeedAnalysis:
         """The seed's trace, Φ, materialized config and slots (computed once per seed)."""
@@ -284,9 +309,10 @@ class Planner:
                  for j, (name, slot) in enumerate(zip(chosen, slots))]
         held = {k: [j for j, s in enumerate(slots) if s.held_out and s.turn >= int(k) and s.seed_function in names]
                 for k, names in seed.missed_function.items()}
+        uncalled = {k: len(names) - len(held[k]) for k, names in seed.missed_function.items()}
         subs = {j: name for j, (name, slot) in enumerate(zip(chosen, slots)) if name != slot.seed_function}
         return Plan(seed, calls, config, narrative, copy.deepcopy(seed.missed_function), remapper, attempt, rng_seed,
-                    subs, held, candidates)
+                    subs, held, uncalled, candidates)
 
     # ------------------------------------------------------------ sequence
 
@@ -314,8 +340,8 @@ class Planner:
         for i in slot.sources:
             seen = self.graph.edges.get((prefix[i], name), 0)
             w *= 4.0 * (1 + math.log1p(seen)) if seen else 0.05
-        if any(j in s.sources for s in slots[j + 1:]):
-            w *= 2.0 if self.graph.successors(name) else 0.5
+        for consumer in {s.api_class for s in slots[j + 1:] if j in s.sources}:  # it must feed later classes
+            w *= 4.0 if consumer in self._feeds.get(name, ()) else 0.2
         if name == slot.seed_function:
             w *= 0.25
         with self._lock:

@@ -35,7 +35,8 @@ def good_answer(body):
                 continue
             skip = t.get("missing", {}).get("param")
             # values and two words of what the call is for; never a parameter name or the docstring
-            asks = [" ".join(re.findall(r"[a-z]{5,}", c["description"].lower())[:2]) + " "
+            # ("with" before the values: a description word such as "content" right before one reads as recited)
+            asks = [" ".join(re.findall(r"[a-z]{5,}", c["description"].lower())[:2]) + " with "
                     + ", ".join(json.dumps(v) for k, v in c["arguments"].items() if k != skip) for c in t["calls"]]
             queries.append("Please help me with this: " + " | ".join(asks or ["check on things"]))
         assert len(queries) == n

@@ -60,7 +60,10 @@ def test_call_sequences_are_new_and_keep_the_profile(run):
             for t, turn in enumerate(task.ground_truth):
                 for call in turn:
                     first.setdefault(call.split("(")[0], t)
-            assert all(first.get(n, -1) >= int(k) for n in names), (task.id, names, first)
+            assert all(first[n] >= int(k) for n in names if n in first), (task.id, names, first)
+            seed_first = {c.split("(")[0] for turn in seed.ground_truth for c in turn}
+            uncalled = [n for n in seed.missed_function[k] if n not in seed_first]  # BFCL holds out some never called
+            assert len([n for n in names if n not in first]) == len(uncalled), (task.id, names)
         if seed.category == "miss_param":  # the under-specified turn is empty, the next one says the value
             empty = [t for t, gt in enumerate(task.ground_truth) if not gt]
             assert empty == [t for t, gt in enumerate(seed.ground_truth) if not gt]
