@@ -445,6 +445,7 @@ class Pipeline:
                                                                      self.stats.accepted_by[member.name])
         # model answers that named unknown functions or config keys: ignored, counted here
         out["invalid_answers"] = {"plan.sequence": sum(m.planner.invalid_choices for m in self.members),
+                                  "plan.arguments": sum(m.planner.invalid_arguments for m in self.members),
                                   "config_patch": sum(m.executor.invalid_patches for m in self.members)}
         out["routing"] = self.config.routing if len(self.members) > 1 else None
         return out

@@ -97,6 +97,7 @@ class PlannedCall:
     changed: bool | None = None
     held_out: bool = False
     user_value: bool = False
+    suggested: dict[str, Any] = field(default_factory=dict)  # the backend's values for `name`, tried first
 
     def tool_call(self) -> ToolCall:
         return ToolCall(self.name, dict(self.arguments), tuple(self.args))
@@ -228,7 +229,8 @@ NARRATIVE_SCHEMA = {
 }
 SEQUENCE_SCHEMA = {
     "type": "object",
-    "properties": {"choice": {"type": "integer"}, "reason": {"type": "string"}},
+    "properties": {"choice": {"type": "integer"}, "reason": {"type": "string"},
+                   "arguments": {"type": "object", "additionalProperties": {"type": "object"}}},
     "required": ["choice"],
 }
 
@@ -244,6 +246,7 @@ class Planner:
         self.failures: dict[str, Counter] = defaultdict(Counter)
         self.usage: dict[str, dict[int, Counter]] = defaultdict(lambda: defaultdict(Counter))
         self.invalid_choices = 0
+        self.invalid_arguments = 0
         self._analyses: dict[str, SeedAnalysis] = {}
         self._lock = threading.Lock()
         self._by_class: dict[str, list[str]] = defaultdict(list)
@@ -299,13 +302,14 @@ class Planner:
                 break
         if not candidates:  # nothing graph-valid avoids the blacklist: fall back to the seed's functions
             candidates = [[s.seed_function for s in slots]]
-        chosen = candidates[self._choose(candidates, slots, narrative, local)]
+        index, suggested = self._choose(candidates, slots, narrative, local)
+        chosen = candidates[index]
         with self._lock:
             for j, name in enumerate(chosen):
                 self.usage[seed.id][j][name] += 1
         calls = [PlannedCall(name, turn=slot.turn, original=slot.seed_function, sources=slot.sources,
                              alternatives=self._alternatives(j, chosen, slots, banned, seed), changed=slot.changed,
-                             held_out=slot.held_out, user_value=slot.user_value)
+                             held_out=slot.held_out, user_value=slot.user_value, suggested=suggested.get(j, {}))
                  for j, (name, slot) in enumerate(zip(chosen, slots))]
         held = {k: [j for j, s in enumerate(slots) if s.held_out and s.turn >= int(k) and s.seed_function in names]
                 for k, names in seed.missed_function.items()}
@@ -365,27 +369,52 @@ class Planner:
         return pool[: self.config.alternatives]
 
     def _choose(self, candidates: list[list[str]], slots: list[Slot], narrative: str | None,
-                rng: random.Random) -> int:
-        """The backend picks a candidate for the narrative (purpose "plan.sequence"); a bad pick counts, then 0."""
+                rng: random.Random) -> tuple[int, dict[int, dict[str, Any]]]:
+        """The backend picks a candidate for the narrative (purpose "plan.sequence") and may suggest values.
+
+        A choice that is no candidate index is counted in `invalid_choices` and
+        candidate 0 runs; a suggestion for a step or parameter the chosen
+        sequence does not have is counted in `invalid_arguments` and dropped.
+        The executor tries the kept suggestions first, and only if they fit.
+        """
         if len(candidates) == 1:
-            return 0
-        shown = [[{"turn": s.turn, "function": n, "description": self.graph.nodes[n].description.split(". ")[0]
-                   if n in self.graph.nodes else ""} for n, s in zip(seq, slots)] for seq in candidates]
+            return 0, {}
+        shown = [[{"turn": s.turn, "function": n, "parameters": list(self.graph.nodes[n].required),
+                   "description": self.graph.nodes[n].description.split(". ")[0]}
+                  for n, s in zip(seq, slots)] for seq in candidates]
         reply = self.backend.chat(
             [{"role": "system", "content": "You plan tool-use tasks for a user's goal."},
              {"role": "user", "content": f"Goal: {narrative or '(none)'}\nCandidate call sequences (index: steps): "
               + json.dumps(dict(enumerate(shown)))[:6000]
-              + "\nPick the sequence that serves the goal best. Answer as JSON {\"choice\": index}."}],
+              + "\nPick the sequence that serves the goal best. You may also propose argument values that fit "
+              "the goal for steps of the chosen sequence. Answer as JSON {\"choice\": index, "
+              "\"arguments\": {step index: {parameter: value}}}."}],
             json_schema=SEQUENCE_SCHEMA, purpose="plan.sequence",
             context={"candidates": candidates, "narrative": narrative, "seed": rng.randrange(2**31)},
         )
-        choice = (reply.data or {}).get("choice")
-        if isinstance(choice, int) and not isinstance(choice, bool) and 0 <= choice < len(candidates):
-            return choice
-        with self._lock:
-            self.invalid_choices += 1
-        logger.info("planner: ignoring invalid sequence choice %r of %d candidates", choice, len(candidates))
-        return 0
+        data = reply.data or {}
+        choice = data.get("choice")
+        if not (isinstance(choice, int) and not isinstance(choice, bool) and 0 <= choice < len(candidates)):
+            with self._lock:
+                self.invalid_choices += 1
+            logger.info("planner: ignoring invalid sequence choice %r of %d candidates", choice, len(candidates))
+            choice = 0
+        return choice, self._suggestions(data.get("arguments") or {}, candidates[choice])
+
+    def _suggestions(self, raw: dict[str, Any], sequence: list[str]) -> dict[int, dict[str, Any]]:
+        out: dict[int, dict[str, Any]] = {}
+        bad = 0
+        for key, values in raw.items():
+            step = int(key) if isinstance(key, str) and key.isdigit() else -1
+            params = self.graph.nodes[sequence[step]].params if 0 <= step < len(sequence) else {}
+            kept = {p: v for p, v in values.items() if p in params and isinstance(v, (str, int, float, bool, list))}
+            bad += len(values) - len(kept) if params else 1
+            if kept:
+                out[step] = kept
+        if bad:
+            with self._lock:
+                self.invalid_arguments += bad
+        return out
 
     def write_narrative(self, seed: Task, rng_seed: int = 0) -> str:
         """One goal for the whole task, before the sequence is fixed (purpose "plan.narrative")."""

@@ -187,8 +187,11 @@ class _Search:
             if (planned.held_out and name in used) or name not in env.functions:
                 continue
             kept = 0
-            for arguments, fed in self.proposer.propose(name, env, feeds, limit=TRIALS_PER_FUNCTION,
-                                                        reading=planned.changed is False):
+            proposals = self.proposer.propose(name, env, feeds, limit=TRIALS_PER_FUNCTION,
+                                              reading=planned.changed is False)
+            if name == names[j] and planned.suggested:
+                proposals = _suggested_first(proposals, planned.suggested)
+            for arguments, fed in proposals:
                 if self.trials >= self.budget or kept >= KEPT_PER_FUNCTION:
                     break
                 call = ToolCall(name, arguments)
@@ -234,6 +237,14 @@ class _Search:
             return
         step.bindings = dict(planned.bindings)
         yield step
+
+
+def _suggested_first(proposals: Iterator[tuple[dict, dict]], suggested: dict[str, Any]) -> Iterator[tuple[dict, dict]]:
+    """The backend's suggested values over the first proposal, then the proposals as drawn."""
+    for k, (arguments, fed) in enumerate(proposals):
+        if k == 0:
+            yield {**arguments, **suggested}, {p: src for p, src in fed.items() if p not in suggested}
+        yield arguments, fed
 
 
 def _follow(value: Any, path: tuple) -> Any:

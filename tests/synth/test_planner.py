@@ -1,5 +1,6 @@
 """The planner: sequences sampled from the API graph under Φ, narrative first; failure memory; untrusted choices."""
 
+import json
 import random
 
 from rods.llm.base import ChatRequest, Completion
@@ -130,3 +131,39 @@ def test_planner_config_counts(api_graph, seeds_by_category):
     planner = Planner(TemplateBackend(), api_graph, PlannerConfig(candidates=1, alternatives=2))
     plan = planner.plan(seeds_by_category["base"][0], rng=random.Random(0))
     assert len(plan.candidates) == 1 and all(len(c.alternatives) <= 2 for c in plan.calls)
+
+
+CREATES = {"mkdir": "dir_name", "touch": "file_name"}
+
+
+class Suggesting(TemplateBackend):
+    """Picks candidate 0 and suggests a name for each mkdir/touch step, plus a step and a parameter that do not exist."""
+
+    def _complete(self, request: ChatRequest) -> Completion:
+        if request.purpose == "plan.sequence":
+            sequence = request.context["candidates"][0]
+            arguments = {str(j): {CREATES[n]: f"zephyr{j}quill"} for j, n in enumerate(sequence) if n in CREATES}
+            arguments["99"] = {"x": 1}
+            arguments["0"] = {**arguments.get("0", {}), "no_such_param": 1}
+            return Completion(text=json.dumps({"choice": 0, "arguments": arguments}))
+        return super()._complete(request)
+
+
+def test_suggested_argument_values_are_tried_first_and_bad_ones_counted(seeds_by_category, api_graph):
+    planner = Planner(Suggesting(), api_graph)
+    seeds = [t for t in seeds_by_category["base"] if "GorillaFileSystem" in t.involved_classes][:15]
+    used = suggested = 0
+    for i, seed in enumerate(seeds):
+        before = planner.invalid_arguments
+        plan = planner.plan(seed, rng=random.Random(i))
+        if len(plan.candidates) > 1:
+            assert planner.invalid_arguments - before == 2  # step 99 and no_such_param, dropped
+        for call in plan.calls:
+            assert set(call.suggested) <= set(api_graph.nodes[call.name].params)
+        marked = {j: c.suggested for j, c in enumerate(plan.calls) if c.suggested}
+        suggested += len(marked)
+        run = run_plan(plan)
+        for j, values in marked.items():
+            if j < len(run.calls) and run.calls[j].name == plan.calls[j].name:
+                used += all(run.calls[j].arguments.get(p) == v for p, v in values.items())
+    assert suggested >= 5 and used >= 3, (suggested, used)
