@@ -16,8 +16,10 @@ Narrative first, then the sequence, then the values:
   held-out position takes a function not used before it; functions that
   failed at a position (blacklisted, or failed twice for this seed) are never
   drawn there. The backend picks one candidate for the narrative (purpose
-  ``"plan.sequence"``); a choice out of range is counted in
-  `invalid_choices` and the first candidate is used;
+  ``"plan.sequence"``) and may suggest argument values for its steps; a
+  choice out of range is counted in `invalid_choices` and the first candidate
+  is used, a suggestion for a step or parameter that does not exist is
+  counted in `invalid_arguments`;
 * **values**: each call's arguments are resolved during execution from the
   live state (:mod:`rods.synth.arguments`), so that its data-flow sources are
   exactly Φ's; the initial config is the classes' defaults merged with the
