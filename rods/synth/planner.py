@@ -33,7 +33,6 @@ failures per (seed, position) and re-plans around them.
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 import logging
 import math
@@ -44,11 +43,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rods.envs.calls import ToolCall
-from rods.envs.environment import CLASS_MODULES, STATELESS_CLASSES
 from rods.llm.base import LLMBackend
 from rods.synth.api_graph import APIGraph, function_docs
-from rods.synth.profile import ComplexityProfile, Trace, environment_made, profile_of, trace_task
-from rods.synth.values import NOUNS, ValueRemapper, is_distinctive, leaves
+from rods.synth.initial_config import materialize_config, rename_unchanged_root
+from rods.synth.profile import (
+    ComplexityProfile,
+    Trace,
+    environment_made,
+    profile_of,
+    trace_task,
+)
+from rods.synth.values import ValueRemapper, is_distinctive, leaves
 from rods.tasks.model import Task
 
 logger = logging.getLogger(__name__)
@@ -169,35 +174,9 @@ class SeedAnalysis:
     keep: frozenset = frozenset()
 
 
-def default_config(cls: str) -> dict[str, Any]:
-    """The class's `DEFAULT_STATE` as plain JSON (sets and unserialisable values dropped)."""
-    if cls in STATELESS_CLASSES:
-        return {}
-    module = importlib.import_module(CLASS_MODULES[cls])
-    out = {}
-    for key, value in copy.deepcopy(getattr(module, "DEFAULT_STATE", {})).items():
-        try:
-            out[key] = json.loads(json.dumps(value))
-        except TypeError:
-            continue
-    return out
-
-
 def functions_of(cls: str) -> list[str]:
     """The names of one API class's functions, from BFCL's docs."""
     return sorted(name for name, doc in function_docs().items() if doc["class"] == cls)
-
-
-def materialize_config(task: Task) -> dict[str, dict[str, Any]]:
-    """Defaults of every involved class, overridden by the task's own config (JSON round-tripped)."""
-    config = {}
-    for cls in task.involved_classes:
-        if cls in STATELESS_CLASSES:
-            continue
-        merged = default_config(cls)
-        merged.update(json.loads(json.dumps(task.initial_config.get(cls, {}))))
-        config[cls] = merged
-    return config
 
 
 def seed_slots(seed: Task, trace: Trace, profile: ComplexityProfile, graph: APIGraph) -> list[Slot]:
@@ -289,7 +268,7 @@ class Planner:
         local = random.Random(rng_seed)
         remapper = ValueRemapper(local, info.avoid, jitter=self.config.jitter, keep=info.keep)
         config = {cls: remapper.remap(value) for cls, value in info.base_config.items()}
-        _rename_unchanged_root(config, seed, local)
+        rename_unchanged_root(config, seed, local)
         slots = list(info.slots)
         if not self.config.same_counts and local.random() < 0.5:
             slots = _drop_isolated_read(slots, info.profile, local)
@@ -443,13 +422,3 @@ def _drop_isolated_read(slots: list[Slot], profile: ComplexityProfile, rng: rand
         return slots
     drop = rng.choice(options)
     return [replace(s, sources=tuple(i - (i > drop) for i in s.sources)) for j, s in enumerate(slots) if j != drop]
-
-
-def _rename_unchanged_root(config: dict, seed: Task, rng: random.Random) -> None:
-    """A file system made only of environment words would come out unchanged: rename its top directory."""
-    fs = config.get("GorillaFileSystem")
-    root = (fs or {}).get("root")
-    if not isinstance(root, dict) or len(root) != 1 or fs != seed.initial_config.get("GorillaFileSystem"):
-        return
-    ((_, node),) = root.items()
-    fs["root"] = {f"{rng.choice(NOUNS)}_{rng.choice(NOUNS)}": node}

@@ -31,7 +31,15 @@ from rods.envs.environment import ToolEnvironment, public_state
 from rods.synth.api_graph import function_docs
 from rods.synth.arguments import ArgumentProposer
 from rods.synth.planner import Plan, PlannedCall
-from rods.synth.profile import incoming_edges, is_error, produced_values, result_value, scalars, value_paths, walk
+from rods.synth.profile import (
+    incoming_edges,
+    is_error,
+    produced_values,
+    result_value,
+    scalars,
+    value_paths,
+    walk,
+)
 from rods.synth.values import is_distinctive
 
 #: Argument draws per function; candidates of one function kept for backtracking; trial calls per run.

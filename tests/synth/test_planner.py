@@ -3,12 +3,14 @@
 import json
 import random
 
+from synth.conftest import stratified
+
 from rods.llm.base import ChatRequest, Completion
 from rods.llm.template import TemplateBackend
 from rods.synth.executor import run_plan
+from rods.synth.initial_config import materialize_config
 from rods.synth.pipeline import Pipeline, SynthConfig
-from rods.synth.planner import Planner, PlannerConfig, materialize_config
-from synth.conftest import stratified
+from rods.synth.planner import Planner, PlannerConfig
 
 
 class Recording(TemplateBackend):
