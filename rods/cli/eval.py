@@ -37,8 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="pass tools to the chat template / endpoint")
     src.add_argument("--threads", type=int, default=None,
                      help="local model: torch CPU threads (1 is often faster on a busy or 2-core machine)")
-    src.add_argument("--tool-docs", choices=("full", "compact"), default="full",
-                     help="tool descriptions in the prompt: full JSON, or compact signatures (small models)")
+    src.add_argument("--tool-docs", choices=("full", "compact", "signatures"), default="full",
+                     help="tool descriptions: full JSON, compact signature lines, or signatures (a short prompt; tiny models)")
     data = p.add_argument_group("tasks")
     data.add_argument("--split", choices=("test", "train", "all"), default="test")
     data.add_argument("--tasks", type=Path, default=None, help="task JSONL file instead of a BFCL split")
@@ -90,20 +90,11 @@ def build_policy(args: argparse.Namespace) -> Any:
             native_tools=not args.tools_in_prompt,
         )
     from rods.llm.local_backend import load_model
+    from rods.llm.weights import EMBEDDED
 
-    source = Path(args.model)
-    if args.model == "embedded":
-        from rods.llm.embedded import embedded_gguf_path
-
-        source = embedded_gguf_path()
-    if source.suffix == ".gguf":
-        if not source.is_file():
-            raise FileNotFoundError(f"--model: no GGUF file at {source}")
-        model, tokenizer = load_model(str(source.parent), source.name)
-    else:
-        if not source.exists():
-            raise FileNotFoundError(f"--model: no model folder at {source} (or pass --base-url for an endpoint)")
-        model, tokenizer = load_model(str(source), None)
+    if args.model != EMBEDDED and Path(args.model).suffix != ".gguf" and not Path(args.model).exists():
+        raise FileNotFoundError(f"--model: no model folder at {args.model} (or pass --base-url for an endpoint)")
+    model, tokenizer = load_model(args.model)
     return TransformersPolicy(
         model,
         tokenizer,
@@ -141,6 +132,7 @@ def _run(args: argparse.Namespace, console: Any, tasks: list[Any]) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from rods.eval import evaluate
+    from rods.rollout import EpisodeOptions
 
     policy = build_policy(args)
     total = len(tasks) * args.k
@@ -155,11 +147,13 @@ def _run(args: argparse.Namespace, console: Any, tasks: list[Any]) -> int:
             out_dir=args.out,
             model=args.model,
             split=str(args.tasks) if args.tasks else args.split,
-            max_steps_per_turn=args.max_steps,
-            tool_format=args.tool_format,
-            tools_in_prompt=args.tools_in_prompt,
-            on_step_cap=args.step_cap,
-            tool_docs=args.tool_docs,
+            options=EpisodeOptions(
+                max_steps_per_turn=args.max_steps,
+                tool_format=args.tool_format,
+                tools_in_prompt=args.tools_in_prompt,
+                on_step_cap=args.step_cap,
+                tool_docs=args.tool_docs,
+            ),
             official_check=not args.no_official_check,
             progress=lambda done, _total: bar.update(job, completed=done),
         )

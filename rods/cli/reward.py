@@ -36,6 +36,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--tasks", type=Path, default=None, help="task file (JSONL); default: BFCL's 800 multi-turn tasks")
     p.add_argument("--trajectories", type=Path, required=True, help="trajectory JSONL file")
     p.add_argument("--out", type=Path, required=True, help="output JSONL file (written atomically)")
+    p.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="keep tasks' ground-truth executions here between runs "
+        "(default: $RODS_CACHE_DIR/ground_truth or ~/.cache/rods/ground_truth)",
+    )
+    p.add_argument("--no-cache", action="store_true", help="compute every ground truth in this run; write no cache")
     p.set_defaults(func=run)
 
 
@@ -54,7 +62,7 @@ class _BfclTasks:
 def _load_tasks(path: Path | None) -> Any:
     if path is None:
         return _BfclTasks()
-    from rods.tasks.jsonl import read_tasks
+    from rods.tasks import read_tasks
 
     return {t.id: t for t in read_tasks(path)}
 
@@ -88,6 +96,14 @@ def iter_trajectories(path: Path, tasks: Any) -> Iterator[tuple[int, Any, list]]
 
 
 def run(args: argparse.Namespace) -> int:
+    from rods.reward.disk_cache import default_cache_dir
+    from rods.reward.ground_truth import disk_cache
+
+    with disk_cache(None if args.no_cache else (args.cache_dir or default_cache_dir())) as disk:
+        return _score_file(args, disk)
+
+
+def _score_file(args: argparse.Namespace, disk: Any) -> int:
     from rods.reward.progress import score
 
     started = time.perf_counter()
@@ -96,14 +112,26 @@ def run(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
     n = total_rp = total_bin = 0
+    # A group's K rollouts often repeat one another exactly: score each distinct
+    # trajectory once (scoring is deterministic). A group's lines arrive
+    # together, so only the current task's trajectories are remembered.
+    memo: dict[tuple, tuple[str, float, int]] = {}
+    memo_task = None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             for _, task, steps in iter_trajectories(args.trajectories, tasks):
-                result = score(task, steps, validate=False)
-                fh.write(json.dumps(result.to_json(task.id)) + "\n")
+                if task is not memo_task:
+                    memo, memo_task = {}, task
+                key = tuple(tuple(tuple(step) for step in turn) for turn in steps)
+                scored = memo.get(key)
+                if scored is None:
+                    result = score(task, steps, validate=False)
+                    line = json.dumps(result.to_json(task.id)) + "\n"
+                    scored = memo[key] = (line, result.progress, result.binary)
+                fh.write(scored[0])
                 n += 1
-                total_rp += result.progress
-                total_bin += result.binary
+                total_rp += scored[1]
+                total_bin += scored[2]
         os.replace(tmp, out)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -112,7 +140,8 @@ def run(args: argparse.Namespace) -> int:
     if n:
         print(
             f"scored {n} trajectories in {elapsed:.2f}s: mean progress {total_rp / n:.4f}, "
-            f"binary accuracy {total_bin / n:.4f} -> {out}",
+            f"binary accuracy {total_bin / n:.4f} -> {out}"
+            + (f" (ground truths: {disk.hits} from the cache, {disk.misses} computed)" if disk else ""),
             file=sys.stderr,
         )
     else:

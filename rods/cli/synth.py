@@ -35,7 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=None, help="use only the first N seeds")
     p.add_argument("--workers", type=int, default=2, help="seeds synthesized concurrently")
     p.add_argument("--ablation", choices=["no_rewrite", "no_narrative", "no_feedback_repair"], default=None)
-    p.add_argument("--augment", type=float, default=0.0, help="chance to turn a basic variant into miss_func/miss_param")
+    p.add_argument("--augment", type=float, default=0.0,
+                   help="chance to turn a basic variant into miss_func/miss_param")
     p.add_argument("--vary-counts", action="store_true",
                    help="let a variant drop a read call without data flow (default: the seed's call counts)")
     p.add_argument("--seed", type=int, default=0, help="random seed")
@@ -53,19 +54,6 @@ def run_graph(args: argparse.Namespace) -> int:
     json_path, png_path = default_graph().save(args.out)
     print(f"wrote {json_path} and {png_path}")
     return 0
-
-
-def _load_seeds(spec: str):
-    if spec in ("train", "test", "all"):
-        from rods.tasks.bfcl import load_split
-
-        return load_split(spec)
-    path = Path(spec)
-    if not path.exists():
-        raise FileNotFoundError(f"seed file {path} does not exist")
-    from rods.tasks.jsonl import read_tasks
-
-    return read_tasks(path)
 
 
 def make_backends(llms: list[str] | None, urls: list[str], models: list[str]):
@@ -100,9 +88,9 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from rods.synth.pipeline import Pipeline, SynthConfig
-    from rods.tasks.jsonl import write_tasks
+    from rods.tasks import read_task_source, write_tasks
 
-    seeds = _load_seeds(args.seeds)[: args.limit]
+    seeds = read_task_source(args.seeds)[: args.limit]
     backends = make_backends(args.llm, args.base_url, args.model)
     base = dict(per_seed=args.per_seed, workers=args.workers, augment=args.augment, seed=args.seed,
                 same_counts=not args.vary_counts, routing=args.routing)

@@ -19,23 +19,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--output-dir", default=None, help="run directory (default: the config's output_dir or runs/<name>)")
     p.add_argument("--resume", nargs="?", const=True, default=False, metavar="CHECKPOINT",
                    help="continue the run from its newest checkpoint (or the one given)")
-    p.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
+    p.add_argument("--print-config", action="store_true", help="print the resolved config, every field with its help, and exit")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from rods.train import dump_config, load_config
+    from rods.train import load_config
+    from rods.train.load import explain_config
 
     overrides = list(args.overrides)
     if args.output_dir:
         overrides.append(f"output_dir={args.output_dir}")
     config = load_config(args.config, overrides)
-    console = Console()
     if args.print_config:
-        console.print(dump_config(config), markup=False)
+        print(explain_config(config))  # plain: rich would re-wrap the YAML
         return 0
+    console = Console()
     summary = train_and_print(config, resume=args.resume, console=console)
     return 0 if summary.steps > 0 else 1
 

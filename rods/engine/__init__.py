@@ -5,10 +5,12 @@ Trainers report `(task_id, rewards)` and read the active pool at epoch boundarie
 """
 
 from rods.engine.config import TASK_TYPES, EngineConfig
-from rods.engine.engine import DataEngine, EpochReport, SubmitResult
+from rods.engine.engine import DataEngine
 from rods.engine.ledger import RewardLedger, TaskStats
-from rods.engine.pool import ReplayPool, fingerprint
+from rods.engine.pool import ReplayPool
+from rods.engine.results import EpochReport, SubmitResult
 from rods.engine.select import BoundarySeedSelector
+from rods.engine.state import EngineState
 from rods.engine.synthesis_worker import PoolSynthesisWorker, SynthesisWorker
 from rods.engine.zones import ZONES, classify, phi
 
@@ -18,6 +20,7 @@ __all__ = [
     "BoundarySeedSelector",
     "DataEngine",
     "EngineConfig",
+    "EngineState",
     "EpochReport",
     "PoolSynthesisWorker",
     "ReplayPool",
@@ -26,6 +29,5 @@ __all__ = [
     "SynthesisWorker",
     "TaskStats",
     "classify",
-    "fingerprint",
     "phi",
 ]

@@ -1,4 +1,4 @@
-"""The reward ledger: per task, the progress rewards of its latest K rollouts (DESIGN §3).
+"""The reward ledger: per task, the progress rewards of its latest K rollouts (docs/design.md §3.2).
 
 The trainer already computes these rewards; the ledger only remembers them, so
 detection adds no inference. Each `observe` is O(K): no work proportional to

@@ -1,4 +1,4 @@
-"""The dynamic replay pool: active pool, candidate queue, staged injection, retirement (DESIGN §3).
+"""The dynamic replay pool: active pool, candidate queue, staged injection, retirement (docs/design.md §3.4).
 
 Accepted variants wait in a candidate queue and join the active pool only at
 epoch boundaries, at most `max_injection_fraction` of the active pool size
@@ -24,9 +24,7 @@ to the store before applying them.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
-import json
 import math
 from dataclasses import dataclass, field
 
@@ -34,15 +32,7 @@ import numpy as np
 
 from rods.engine.config import EngineConfig
 from rods.engine.ledger import RewardLedger
-from rods.tasks import Task
-
-
-def fingerprint(task: Task) -> str:
-    """Content hash of what makes a task distinct (ids and provenance excluded)."""
-    body = task.model_dump(
-        include={"category", "question", "initial_config", "involved_classes", "ground_truth", "missed_function"}
-    )
-    return hashlib.sha1(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+from rods.tasks import Task, content_hash
 
 
 def lowest_variance(task_ids: list[str], k: int, ledger: RewardLedger) -> list[str]:
@@ -89,7 +79,7 @@ class ReplayPool:
                 raise ValueError(f"seed task id {task.id!r} appears twice")
             self.active[task.id] = task
             self.seed_ids.add(task.id)
-            self.fingerprints.setdefault(fingerprint(task), task.id)
+            self.fingerprints.setdefault(content_hash(task), task.id)
 
     def knows(self, task_id: str) -> bool:
         return task_id in self.active or task_id in self.queue or task_id in self.retired

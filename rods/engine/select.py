@@ -1,4 +1,4 @@
-"""Type-quota boundary seed selection (DESIGN §3, paper §3.2).
+"""Type-quota boundary seed selection (docs/design.md §3.3, paper §3.2).
 
 Each step at most M boundary seeds are chosen, at most M_τ of type τ, ranked
 within a type by φ(r̄) = 4 r̄ (1 − r̄) (closest to 0.5 first, ties by task id).

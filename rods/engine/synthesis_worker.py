@@ -1,4 +1,4 @@
-"""Asynchronous synthesis: seeds go in, candidate tasks come out later (DESIGN §3).
+"""Asynchronous synthesis: seeds go in, candidate tasks come out later (docs/design.md §3.5).
 
 Training never waits for synthesis. A worker takes seed batches with `submit`
 and returns at once; finished candidates are handed to a *sink* (the engine's

@@ -1,4 +1,4 @@
-"""Zones of the task space by mean progress reward (DESIGN §3, paper eq. 1).
+"""Zones of the task space by mean progress reward (docs/design.md §3.2, paper eq. 1).
 
 `mastered` (r̄ > α+), `boundary` (α− ≤ r̄ ≤ α+), `hard` (r̄ < α−); a task with
 fewer than `min_observations` rewards is `new` (not yet classified).

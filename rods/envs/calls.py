@@ -20,9 +20,10 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 #: Longest call text the parser accepts (longer text is refused unparsed).
 MAX_CALL_TEXT = 100_000
@@ -111,17 +112,31 @@ def _parse(text: str) -> tuple[tuple[ToolCall, ...], type | None]:
 
 # -- pythonic ---------------------------------------------------------------
 
+#: CPython 3.11 converts a parsed tree to `ast` objects with one recursion counter
+#: per interpreter, not per thread: when a garbage collection inside that conversion
+#: lets another thread parse, it fails with "SystemError: AST constructor recursion
+#: depth mismatch" (seen with the synthesis pipeline's threads). One parse at a time.
+_AST_LOCK = threading.RLock()
+
+
+def ast_parse(source: str, mode: str = "exec") -> ast.AST:
+    """`ast.parse`, one thread at a time (see `_AST_LOCK`): every parse in rods goes through here."""
+    with _AST_LOCK:
+        return ast.parse(source, mode=mode)
+
 
 def _from_python(text: str) -> tuple[tuple[ToolCall, ...], type | None]:
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = cast(ast.Expression, ast_parse(text, mode="eval"))
     except SyntaxError as err:
         raise CallParseError(f"invalid syntax: {err.msg}") from None
     except (ValueError, RecursionError, MemoryError) as err:
         raise CallParseError(f"unparsable call text: {type(err).__name__}") from None
     body = tree.body
-    container = list if isinstance(body, ast.List) else tuple if isinstance(body, ast.Tuple) else None
-    nodes = body.elts if container else [body]
+    container: type | None = None
+    nodes: list[ast.expr] = [body]
+    if isinstance(body, ast.List | ast.Tuple):
+        container, nodes = (list if isinstance(body, ast.List) else tuple), body.elts
     if len(nodes) > MAX_CALLS:
         raise CallParseError(f"too many calls in one text ({len(nodes)} > {MAX_CALLS})")
     return tuple(_call_from_node(node, text) for node in nodes), container
@@ -134,7 +149,7 @@ def _call_from_node(node: ast.expr, text: str) -> ToolCall:
         raise CallParseError(f"only plain function names can be called, got {_describe(node.func, text)}")
     name = node.func.id
     check_name(name)
-    args = []
+    args: list[Any] = []
     for arg in node.args:
         if isinstance(arg, ast.Starred):
             raise CallParseError(f"{name}: starred arguments are not allowed")

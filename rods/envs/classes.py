@@ -7,7 +7,6 @@ plain-data objects equals `copy.deepcopy` and is several times faster.
 
 from __future__ import annotations
 
-import copy
 import copyreg
 import importlib
 import inspect
@@ -15,34 +14,28 @@ import io
 import pickle
 import random
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
+from functools import cache
 from typing import Any
+
+from rods.tasks.bfcl import API_CLASS_FILES, bfcl_package_dir
 
 _BACKEND = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
 #: Class name -> module of the BFCL API classes used by the multi-turn categories.
-CLASS_MODULES = {
-    "GorillaFileSystem": f"{_BACKEND}.gorilla_file_system",
-    "MathAPI": f"{_BACKEND}.math_api",
-    "MessageAPI": f"{_BACKEND}.message_api",
-    "TwitterAPI": f"{_BACKEND}.posting_api",
-    "TicketAPI": f"{_BACKEND}.ticket_api",
-    "TradingBot": f"{_BACKEND}.trading_bot",
-    "TravelAPI": f"{_BACKEND}.travel_booking",
-    "VehicleControlAPI": f"{_BACKEND}.vehicle_control",
-}
+CLASS_MODULES = {cls: f"{_BACKEND}.{stem}" for cls, stem in API_CLASS_FILES.items()}
 #: Classes without a scenario to load (BFCL's STATELESS_CLASSES).
 STATELESS_CLASSES = frozenset({"MathAPI"})
 
 
-@lru_cache(maxsize=None)
+@cache
 def api_class(name: str) -> type:
     """The BFCL API class of that name (imported on first use)."""
     if name not in CLASS_MODULES:
         raise ValueError(f"unknown API class {name!r}; expected one of {sorted(CLASS_MODULES)}")
+    bfcl_package_dir()  # a clear error when bfcl-eval is missing
     return getattr(importlib.import_module(CLASS_MODULES[name]), name)
 
 
-@lru_cache(maxsize=None)
+@cache
 def public_methods(name: str) -> tuple[str, ...]:
     """Names of the public methods of an API class, as BFCL maps them (bound, not `_`)."""
     instance = api_class(name)()
@@ -62,7 +55,8 @@ def load_shared(cls: str, initial_config: Mapping[str, Any], long_context: bool)
     """An instance loaded exactly as BFCL loads it; it may still share BFCL's module-level dicts."""
     instance = api_class(cls)()
     if cls not in STATELESS_CLASSES:
-        instance._load_scenario(copy.deepcopy(dict(initial_config.get(cls, {}))), long_context=long_context)
+        # BFCL deep-copies the config; a pickle round trip is the same copy for this plain data, and faster.
+        instance._load_scenario(thaw(freeze(dict(initial_config.get(cls, {})))), long_context=long_context)
     return instance
 
 

@@ -18,9 +18,10 @@ without its `eval` and without its module-global instance cache:
 Isolation: after loading, every instance is deep-copied (a pickle round trip),
 so no instance shares mutable data with BFCL's module-level tables (the
 long-context travel cards and bookings hang the module's own dicts into
-`credit_card_list` and `booking_record`), nor with another rollout. The vehicle API's long-context weather dict is written
-and returned in the same call (the written value comes from the instance's own
-seeded `_random`), so nothing flows through it between rollouts. The MathAPI's
+`credit_card_list` and `booking_record`), nor with another rollout. The vehicle
+API's long-context weather dict is written and returned in the same call (the
+written value comes from the instance's own seeded `_random`), so nothing flows
+through it between rollouts. The MathAPI's
 process-global precision (`mpmath.mp.dps`, the `decimal` context) is restored
 after every call.
 """
@@ -32,8 +33,8 @@ import decimal
 import inspect
 import json
 import logging
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from rods.envs.calls import CallParseError, ToolCall, parse_call_text
 from rods.envs.classes import (  # noqa: F401 - CLASS_MODULES & co. re-exported for callers
@@ -103,7 +104,8 @@ class EnvTemplate:
     def load(cls, task: Task) -> EnvTemplate:
         """A template of a task's initial state (loaded as `ToolEnvironment(task)` would)."""
         classes = list(task.involved_classes)
-        return cls({c: load_frozen(c, task.initial_config, task.long_context) for c in classes}, classes, task.long_context)
+        blobs = {c: load_frozen(c, task.initial_config, task.long_context) for c in classes}
+        return cls(blobs, classes, task.long_context)
 
     @classmethod
     def load_with_state(cls, task: Task) -> tuple[EnvTemplate, dict[str, dict[str, Any]]]:
@@ -120,7 +122,8 @@ class EnvTemplate:
     def spawn(self) -> ToolEnvironment:
         """A new environment in the frozen state."""
         env = ToolEnvironment.__new__(ToolEnvironment)
-        env.involved_classes, env.long_context, env._owners = list(self.involved_classes), self.long_context, self._owners
+        env.involved_classes, env.long_context = list(self.involved_classes), self.long_context
+        env._owners = self._owners
         env._live, env._frozen, env.template, env._called = {}, dict(self.blobs), self, set()
         return env
 
@@ -146,8 +149,9 @@ class ToolEnvironment:
         long_context: bool | None = None,
     ):
         if hasattr(task_or_config, "initial_config") and hasattr(task_or_config, "involved_classes"):
-            task = task_or_config
-            config, classes = task.initial_config, list(task.involved_classes)
+            task = cast("Task", task_or_config)
+            config: Mapping[str, Any] = task.initial_config
+            classes = list(task.involved_classes)
             long = task.long_context if long_context is None else long_context
         else:
             if involved_classes is None:
@@ -188,7 +192,8 @@ class ToolEnvironment:
         classes only and never mutates this environment again.
         """
         env = ToolEnvironment.__new__(ToolEnvironment)
-        env.involved_classes, env.long_context, env._owners = list(self.involved_classes), self.long_context, self._owners
+        env.involved_classes, env.long_context = list(self.involved_classes), self.long_context
+        env._owners = self._owners
         copied = set(self._live) if classes is None else set(classes)
         env._live = {cls: thaw(freeze(inst)) if cls in copied else inst for cls, inst in self._live.items()}
         env._frozen, env.template, env._called = dict(self._frozen), self.template, set(self._called)
@@ -214,17 +219,19 @@ class ToolEnvironment:
         """Names that can be called in this environment."""
         return frozenset(self._owners)
 
-    def execute(self, call: str | ToolCall) -> str:
+    def execute(self, call: str | ToolCall, formatter: Callable[[Any], str] = format_result) -> str:
         """Execute one call (text or `ToolCall`) and return its BFCL-formatted result.
 
         Never raises for bad model input: parse errors, unknown or refused names
         and exceptions inside the API all come back as `Error during execution: ...`.
         A text holding a list of calls runs them in order and returns `str` of
-        their raw results, as BFCL's `eval` of a list would.
+        their raw results, as BFCL's `eval` of a list would. `formatter` turns a
+        single call's return value into its result (the reward passes one that
+        skips formatting results no check can use).
         """
         if isinstance(call, ToolCall):
             try:
-                return self._run(call, formatted=True)
+                return self._run(call, formatter)
             except Exception as err:
                 return f"{ERROR_PREFIX}{err}"
         try:
@@ -233,17 +240,19 @@ class ToolEnvironment:
             return f"{ERROR_PREFIX}{err}"
         try:
             if container is None:
-                return self._run(calls[0], formatted=True)
+                return self._run(calls[0], formatter)
             return str(container(self._run(c) for c in calls))
         except Exception as err:
             return f"{ERROR_PREFIX}{err}"
 
-    def execute_all(self, calls: Iterable[str | ToolCall]) -> list[str]:
+    def execute_all(
+        self, calls: Iterable[str | ToolCall], formatter: Callable[[Any], str] = format_result
+    ) -> list[str]:
         """Execute calls in order; one formatted result per call."""
-        return [self.execute(c) for c in calls]
+        return [self.execute(c, formatter) for c in calls]
 
-    def _run(self, call: ToolCall, formatted: bool = False) -> Any:
-        """Call the method; return its raw result, or its BFCL-formatted string if `formatted`."""
+    def _run(self, call: ToolCall, formatter: Callable[[Any], str] | None = None) -> Any:
+        """Call the method; return its raw result, or `formatter(result)` if a formatter is given."""
         name = call.name
         if name in BLOCKED_NAMES:
             raise RuntimeError(f"Function call {name} is not allowed.")
@@ -260,9 +269,9 @@ class ToolEnvironment:
         if not all(type(v) in _ATOMIC for v in kwargs.values()):
             kwargs = copy.deepcopy(kwargs)
         if owner == "MathAPI":
-            return _run_isolating_precision(method, args, kwargs, formatted)
+            return _run_isolating_precision(method, args, kwargs, formatter)
         result = method(*args, **kwargs)
-        return format_result(result) if formatted else result
+        return formatter(result) if formatter is not None else result
 
     # -- state ---------------------------------------------------------------
 
@@ -305,7 +314,7 @@ def _check_math_limits(method: Any, args: tuple, kwargs: dict) -> None:
             raise ValueError(f"{param}={value} exceeds the limit of {limit} for {fn}")
 
 
-def _run_isolating_precision(method: Any, args: tuple, kwargs: dict, formatted: bool) -> Any:
+def _run_isolating_precision(method: Any, args: tuple, kwargs: dict, formatter: Callable[[Any], str] | None) -> Any:
     """Run a MathAPI method without leaking its process-global precision changes.
 
     The result is formatted inside the call's precision, as BFCL formats it
@@ -318,6 +327,6 @@ def _run_isolating_precision(method: Any, args: tuple, kwargs: dict, formatted: 
     try:
         with decimal.localcontext():
             result = method(*args, **kwargs)
-            return format_result(result) if formatted else result
+            return formatter(result) if formatter is not None else result
     finally:
         mpmath.mp.dps = dps

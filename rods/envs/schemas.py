@@ -11,20 +11,13 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
+from rods.tasks.bfcl import API_CLASS_FILES
+
 #: API class -> its function-doc file in `data/multi_turn_func_doc/`.
-DOC_FILES = {
-    "GorillaFileSystem": "gorilla_file_system.json",
-    "MathAPI": "math_api.json",
-    "MessageAPI": "message_api.json",
-    "TwitterAPI": "posting_api.json",
-    "TicketAPI": "ticket_api.json",
-    "TradingBot": "trading_bot.json",
-    "TravelAPI": "travel_booking.json",
-    "VehicleControlAPI": "vehicle_control.json",
-}
+DOC_FILES = {cls: f"{stem}.json" for cls, stem in API_CLASS_FILES.items()}
 
 #: BFCL's type names -> JSON-schema types (BFCL's GORILLA_TO_OPENAPI).
 JSON_TYPES = {
@@ -38,7 +31,7 @@ JSON_TYPES = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _docs() -> dict[str, tuple[dict[str, Any], ...]]:
     from rods.tasks.bfcl import bfcl_data_dir
 
@@ -69,7 +62,8 @@ def _to_json_schema(schema: Any) -> Any:
     if isinstance(schema, dict):
         out = {k: _to_json_schema(v) for k, v in schema.items() if k not in ("type", "properties")}
         if "type" in schema:
-            out["type"] = JSON_TYPES.get(schema["type"], schema["type"]) if isinstance(schema["type"], str) else schema["type"]
+            kind = schema["type"]
+            out["type"] = JSON_TYPES.get(kind, kind) if isinstance(kind, str) else kind
         if "properties" in schema:
             out["properties"] = {name: _to_json_schema(p) for name, p in schema["properties"].items()}
         return out

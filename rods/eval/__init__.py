@@ -7,16 +7,16 @@ reads and re-scores them with it.
 """
 
 from rods.eval.evaluate import CategoryScore, EvalReport, evaluate, stratified_subset, summarize
-from rods.eval.official import Agreement, official_verdict, rescore_file, safe_decoded, write_decoded
+from rods.eval.official import Agreement, rescore_file, safe_decoded, safe_official_verdict, write_decoded
 
 __all__ = [
     "Agreement",
     "CategoryScore",
     "EvalReport",
     "evaluate",
-    "official_verdict",
     "rescore_file",
     "safe_decoded",
+    "safe_official_verdict",
     "stratified_subset",
     "summarize",
     "write_decoded",

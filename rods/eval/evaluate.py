@@ -19,16 +19,18 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from rods.eval.official import Agreement, rescore_file, write_decoded
-from rods.rollout import DEFAULT_MAX_STEPS, Policy, Trajectory, run_episodes
-from rods.rollout.prompt import ToolDocs, ToolFormat
+from rods.rollout import EpisodeOptions, Policy, Trajectory, run_episodes
 from rods.tasks import CATEGORIES, Task
 
 log = logging.getLogger(__name__)
+
+#: BFCL's evaluation: the step cap force-quits the episode (the entry then fails).
+EVAL_OPTIONS = EpisodeOptions(on_step_cap="force_quit")
 
 
 class CategoryScore(BaseModel):
@@ -113,31 +115,19 @@ def evaluate(
     out_dir: str | Path | None = None,
     model: str = "",
     split: str = "test",
-    max_steps_per_turn: int = DEFAULT_MAX_STEPS,
-    tool_format: ToolFormat = "hermes",
-    tools_in_prompt: bool | None = None,
-    system_prompt: str | None = None,
-    on_step_cap: Literal["end_turn", "force_quit"] = "force_quit",
-    tool_docs: ToolDocs = "full",
+    options: EpisodeOptions = EVAL_OPTIONS,
     official_check: bool = True,
     progress: Callable[[int, int], None] | None = None,
 ) -> EvalReport:
-    """Roll out `policy` on `tasks` (K times each), score, write the run directory, report."""
+    """Roll out `policy` on `tasks` (K times each), score, write the run directory, report.
+
+    `options` default to BFCL's own: the step cap force-quits the episode.
+    """
     if not tasks:
         raise ValueError("no tasks to evaluate")
     start = time.perf_counter()
-    trajectories = run_episodes(
-        tasks,
-        policy,
-        k=k,
-        max_steps_per_turn=max_steps_per_turn,
-        tool_format=tool_format,
-        tools_in_prompt=tools_in_prompt,
-        system_prompt=system_prompt,
-        on_step_cap=on_step_cap,
-        tool_docs=tool_docs,
-        progress=progress,
-    )
+    options = options.for_policy(getattr(policy, "native_tools", True))
+    trajectories = run_episodes(tasks, policy, k=k, options=options, progress=progress)
     seconds = time.perf_counter() - start
     categories = summarize(trajectories)
     report = EvalReport(
@@ -151,13 +141,7 @@ def evaluate(
         overall_progress=sum(c.progress for c in categories.values()) / len(categories),
         seconds=seconds,
         settings={
-            "max_steps_per_turn": max_steps_per_turn,
-            "tool_format": tool_format,
-            "tools_in_prompt": tools_in_prompt
-            if tools_in_prompt is not None
-            else not getattr(policy, "native_tools", True),
-            "on_step_cap": on_step_cap,
-            "tool_docs": tool_docs,
+            **{k: v for k, v in asdict(options).items() if k != "system_prompt"},
             "max_new_tokens": getattr(policy, "max_new_tokens", getattr(policy, "max_tokens", None)),
             "temperature": getattr(policy, "temperature", None),
         },

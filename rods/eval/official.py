@@ -3,7 +3,7 @@
 `rods eval` writes each rollout's decoded calls (`Trajectory.decoded`: per
 turn, per step with calls, the call strings) in the shape
 `bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker.multi_turn_checker`
-consumes. `official_verdict` hands them to that checker, mirroring BFCL's
+consumes. `safe_official_verdict` hands them to that checker, mirroring BFCL's
 `_evaluate_single_multi_turn_entry` (a turn count that differs from the ground
 truth's is a force-terminated entry and fails).
 
@@ -29,6 +29,7 @@ from rods.envs import method_owners
 from rods.envs.calls import CallParseError, parse_calls
 from rods.rollout.trajectory import Trajectory
 from rods.tasks import Task
+from rods.tasks.jsonlines import write_lines
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ def safe_decoded(task: Task, decoded: Sequence[Sequence[Sequence[str]]]) -> list
     return out
 
 
-def official_verdict(task: Task, decoded: Sequence[Sequence[Sequence[str]]]) -> dict:
+def safe_official_verdict(task: Task, decoded: Sequence[Sequence[Sequence[str]]]) -> dict:
     """BFCL's verdict on one rollout's decoded calls: ``{"valid": bool, ...}``.
 
     Runs `rods.reward.official.official_verdict` (BFCL's checker plus its
@@ -99,14 +100,7 @@ def result_line(traj: Trajectory) -> dict:
 
 def write_decoded(path: str | Path, trajectories: Iterable[Trajectory]) -> int:
     """Write one JSON line per rollout; returns how many."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
-    with path.open("w", encoding="utf-8") as fh:
-        for traj in trajectories:
-            fh.write(json.dumps(result_line(traj), ensure_ascii=False) + "\n")
-            count += 1
-    return count
+    return write_lines(path, (json.dumps(result_line(traj), ensure_ascii=False) for traj in trajectories))
 
 
 @dataclass
@@ -146,7 +140,7 @@ def rescore_file(path: str | Path, tasks: Iterable[Task]) -> Agreement:
             task = by_id.get(line.get("id"))
             if task is None:
                 raise ValueError(f"{path}, line {lineno}: unknown task id {line.get('id')!r}")
-            verdict = official_verdict(task, line["multi_turn_model_result_list_decoded"])
+            verdict = safe_official_verdict(task, line["multi_turn_model_result_list_decoded"])
             ours = bool(line["rods_binary"])
             agreement.total += 1
             agreement.official_correct += int(verdict["valid"])
@@ -154,7 +148,9 @@ def rescore_file(path: str | Path, tasks: Iterable[Task]) -> Agreement:
             if verdict["valid"] == ours:
                 agreement.agree += 1
             else:
-                agreement.disagreements.append({"id": task.id, "sample_index": line.get("sample_index", 0), "rods": ours, **verdict})
+                agreement.disagreements.append(
+                    {"id": task.id, "sample_index": line.get("sample_index", 0), "rods": ours, **verdict}
+                )
     for item in agreement.disagreements:
         log.warning("official checker disagrees on %s: %s", item["id"], item)
     return agreement

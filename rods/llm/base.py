@@ -25,11 +25,12 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from rods.config import Section
 from rods.llm.schema import JSONReplyError, extract_json, schema_of, validate
 from rods.llm.stats import CallStats, LLMStats
 
@@ -65,36 +66,23 @@ class TransientLLMError(LLMError):
     """A failure worth retrying: timeout, server error (5xx, 429), lost connection."""
 
 
-@dataclass
-class LLMConfig:
-    """Behaviour shared by every backend.
+class LLMConfig(Section):
+    """Behaviour shared by every backend (retries, limits, sampling defaults)."""
 
-    Attributes:
-        timeout_s: wall-clock limit of one request.
-        max_retries: retries of a request after a transient failure.
-        backoff_s: first backoff; doubles at each retry.
-        backoff_max_s: cap on one backoff.
-        max_concurrency: requests in flight at once, over all threads.
-        json_repairs: times an invalid JSON reply is sent back for repair.
-        temperature: default sampling temperature.
-        max_tokens: default completion length limit.
-    """
-
-    timeout_s: float = 60.0
-    max_retries: int = 3
-    backoff_s: float = 0.5
-    backoff_max_s: float = 8.0
-    max_concurrency: int = 4
-    json_repairs: int = 2
-    temperature: float = 0.7
-    max_tokens: int = 512
+    timeout_s: float = Field(60.0, gt=0, description="Wall-clock limit of one request, in seconds.")
+    max_retries: int = Field(3, ge=0, description="Retries of a request after a transient failure.")
+    backoff_s: float = Field(0.5, ge=0, description="First backoff before a retry; doubles at each retry.")
+    backoff_max_s: float = Field(8.0, ge=0, description="Cap on one backoff, in seconds.")
+    max_concurrency: int = Field(4, ge=1, description="Requests in flight at once, over all threads.")
+    json_repairs: int = Field(2, ge=0, description="Times an invalid JSON reply is sent back for repair.")
+    temperature: float = Field(0.7, ge=0, description="Default sampling temperature.")
+    max_tokens: int = Field(512, ge=1, description="Default completion length limit, in tokens.")
 
     @classmethod
     def split(cls, kwargs: dict[str, Any]) -> tuple[LLMConfig, dict[str, Any]]:
-        """Separate config fields from the rest of a backend's keyword arguments."""
-        names = {f.name for f in fields(cls)}
-        mine = {k: v for k, v in kwargs.items() if k in names}
-        return cls(**mine), {k: v for k, v in kwargs.items() if k not in names}
+        """Separate config fields from the rest of a backend's keyword arguments (the config part validated)."""
+        mine = {k: v for k, v in kwargs.items() if k in cls.model_fields}
+        return cls.model_validate(mine), {k: v for k, v in kwargs.items() if k not in cls.model_fields}
 
 
 @dataclass

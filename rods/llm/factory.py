@@ -43,6 +43,6 @@ def make_backend(name: str, **kwargs: Any) -> LLMBackend:
     overrides, rest = LLMConfig.split(kwargs)
     if config is None:
         config = overrides
-    elif any(k in kwargs for k in LLMConfig.__dataclass_fields__):
+    elif any(k in kwargs for k in LLMConfig.model_fields):
         raise ValueError("pass either config= or LLMConfig fields, not both")
     return cls(config=config, **rest)

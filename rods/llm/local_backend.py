@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 import time
 from functools import lru_cache
@@ -20,31 +19,19 @@ from pathlib import Path
 from typing import Any
 
 from rods.llm.base import ChatRequest, Completion, LLMBackend, LLMConfig, LLMError, json_instruction
+from rods.llm.hermes import tool_call_bodies
+from rods.llm.weights import EMBEDDED, load_causal_lm, weights_location
 
 logger = logging.getLogger(__name__)
 
-_TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
 _LOAD_LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=2)
-def load_model(model: str, gguf_file: str | None) -> tuple[Any, Any]:
-    """Load ``(model, tokenizer)`` once per (folder, GGUF file); heavy imports stay here."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
-
-    start = time.perf_counter()
-    kwargs: dict[str, Any] = {}
-    if gguf_file:
-        kwargs = {"gguf_file": gguf_file}
-    tokenizer = AutoTokenizer.from_pretrained(model, **kwargs)
-    if gguf_file:
-        kwargs["quantization_config"] = GgufConfig(dequantize=True)
-    net = AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32, **kwargs)
+def load_model(name_or_path: str, gguf_file: str | None = None) -> tuple[Any, Any]:
+    """``(model, tokenizer)`` in eval mode, loaded once per (source, GGUF file) by `rods.llm.weights`."""
+    net, tokenizer = load_causal_lm(name_or_path, gguf_file)
     net.eval()
-    if tokenizer.pad_token_id is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    logger.info("loaded %s%s in %.1fs", model, f" ({gguf_file})" if gguf_file else "", time.perf_counter() - start)
     return net, tokenizer
 
 
@@ -61,17 +48,10 @@ class LocalBackend(LLMBackend):
 
     def __init__(self, model: str | Path | None = None, seed: int = 0, config: LLMConfig | None = None):
         super().__init__(config)
-        if model is None:
-            from rods.llm.embedded import embedded_gguf_path
-
-            model = embedded_gguf_path()
-        path = Path(model)
-        if path.suffix == ".gguf":
-            if not path.is_file():
-                raise FileNotFoundError(f"local backend: GGUF file {path} does not exist")
-            self._source, self._gguf = str(path.parent), path.name
-        else:
-            self._source, self._gguf = str(model), None
+        try:
+            self._source, self._gguf = weights_location(EMBEDDED if model is None else model)
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(f"local backend: {exc}") from None
         self.seed = seed
         self._lock = threading.Lock()
 
@@ -125,9 +105,9 @@ class LocalBackend(LLMBackend):
 
 
 def _tool_calls(text: str) -> list[dict]:
-    """Hermes-style ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` blocks."""
+    """The reply's Hermes ``<tool_call>`` blocks as OpenAI-style calls (unreadable blocks are skipped)."""
     calls = []
-    for i, block in enumerate(_TOOL_CALL.findall(text)):
+    for i, block in enumerate(tool_call_bodies(text)):
         try:
             obj = json.loads(block)
         except json.JSONDecodeError:

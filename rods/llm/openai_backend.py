@@ -50,12 +50,15 @@ class OpenAIBackend(LLMBackend):
         structured: "auto" (try the ``LEVELS`` in order, keeping the first the
             server accepts) or one of ``LEVELS`` to fix the level.
         config: shared behaviour (timeout, retries, concurrency, ...).
+        request_kwargs: further fields of every chat request (``top_p``,
+            ``extra_body``, ...); a request's own fields take precedence.
     """
 
     name = "openai"
 
     def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
-                 structured: str = "auto", config: LLMConfig | None = None, **client_kwargs: Any):
+                 structured: str = "auto", config: LLMConfig | None = None,
+                 request_kwargs: dict[str, Any] | None = None, **client_kwargs: Any):
         super().__init__(config)
         if structured != "auto" and structured not in LEVELS:
             raise ValueError(f"structured must be 'auto' or one of {LEVELS}, not {structured!r}")
@@ -67,6 +70,7 @@ class OpenAIBackend(LLMBackend):
             timeout=self.config.timeout_s,
             **client_kwargs,
         )
+        self.request_kwargs = dict(request_kwargs or {})
         self._model = model
         self._level = LEVELS.index(structured) if structured != "auto" else 0
         self._lock = threading.Lock()
@@ -133,6 +137,8 @@ class OpenAIBackend(LLMBackend):
             "max_tokens": request.max_tokens,
             "timeout": request.timeout_s,
         }
+        for key, value in self.request_kwargs.items():
+            kwargs.setdefault(key, value)
         if request.seed is not None:
             kwargs["seed"] = request.seed
         if request.purpose:

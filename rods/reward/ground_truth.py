@@ -11,12 +11,24 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rods.envs import CallParseError, EnvTemplate, ToolEnvironment, format_call, parse_call_text, public_state
+from rods.envs import (
+    CallParseError,
+    EnvTemplate,
+    ToolEnvironment,
+    format_call,
+    format_result,
+    parse_call_text,
+    public_state,
+)
 from rods.envs.classes import freeze, thaw
+from rods.reward.disk_cache import GroundTruthDiskCache
 
 if TYPE_CHECKING:
     from rods.tasks.model import Task
@@ -51,6 +63,9 @@ class GroundTruth:
     #: Per turn: whether the ground truth's own state passes its state check (it
     #: does, unless a value is unequal to itself, e.g. NaN).
     self_match: tuple[bool, ...] = ()
+    #: The key sets of the JSON objects among all turns' results; None when a result
+    #: that looks like an object does not parse as one (see `result_formatter`).
+    object_keys: frozenset[frozenset[str]] | None = None
 
     @property
     def num_turns(self) -> int:
@@ -73,9 +88,51 @@ class GroundTruth:
                 return {cls: after[cls] == now[cls] for cls in now}
         return None
 
+    def result_formatter(self) -> Callable[[Any], str]:
+        """BFCL's `format_result`, except for dicts that can equal no ground-truth result.
+
+        A rollout's results only count where they equal one of the ground truth's
+        (the response check). `json.dumps` of a dict with string keys is a JSON
+        object with those keys, so a dict whose key set no ground-truth object has
+        cannot match: it becomes `UNMATCHED` without being serialized (long-context
+        listings are the reward's costliest results to format).
+        """
+        keysets = self.object_keys
+        if keysets is None:
+            return format_result
+
+        def formatter(value: Any) -> str:
+            if type(value) is dict and frozenset(value) not in keysets and all(type(k) is str for k in value):
+                return UNMATCHED
+            return format_result(value)
+
+        return formatter
+
     def env_after(self, turn: int) -> ToolEnvironment:
         """A fresh environment in the ground truth's state after `turn` (-1: the initial state)."""
         return self.template.spawn() if turn < 0 else self.turn_templates[turn].spawn()
+
+
+#: The result of a call whose formatted result can equal no ground-truth result.
+UNMATCHED = "\x00rods: a result no ground-truth result can equal"
+
+
+def _object_keys(results: tuple[tuple[str, ...], ...]) -> frozenset[frozenset[str]] | None:
+    """Key sets of the JSON objects among the results; None if one starting with '{' is no JSON object."""
+    keysets = set()
+    for text in {r for turn in results for r in turn}:
+        if text == UNMATCHED:
+            return None
+        if not text.startswith("{"):
+            continue
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return None
+        if type(value) is not dict:
+            return None
+        keysets.add(frozenset(value))
+    return frozenset(keysets)
 
 
 def call_keys(calls: list[str]) -> tuple[str, ...] | None:
@@ -143,6 +200,7 @@ def compute_ground_truth(task: Task) -> GroundTruth:
         calls=tuple(tuple(turn) for turn in task.ground_truth),
         turn_templates=tuple(turn_templates),
         self_match=tuple(self_match),
+        object_keys=_object_keys(tuple(results)),
     )
 
 
@@ -173,6 +231,8 @@ class _Cache:
         self.size = size
         self.entries: OrderedDict[str, tuple[Task, str | None, GroundTruth]] = OrderedDict()
         self.lock = threading.Lock()
+        #: Where computed ground truths are also kept between processes (None: memory only).
+        self.disk: GroundTruthDiskCache | None = None
 
     def get(self, task: Task) -> GroundTruth:
         with self.lock:
@@ -187,9 +247,20 @@ class _Cache:
                     self.entries[task.id] = (task, fingerprint, gt)
                     self.entries.move_to_end(task.id)
                     return gt
-        gt = compute_ground_truth(task)
+        fingerprint = None
+        disk = self.disk
+        if disk is not None:
+            fingerprint = task_fingerprint(task)
+            key = f"{task.id}\n{fingerprint}"
+            stored = disk.load(key)
+            if stored is None:
+                stored = compute_ground_truth(task)
+                disk.store(key, stored)
+            gt = stored
+        else:
+            gt = compute_ground_truth(task)
         with self.lock:
-            self.entries[task.id] = (task, None, gt)
+            self.entries[task.id] = (task, fingerprint, gt)
             self.entries.move_to_end(task.id)
             while len(self.entries) > self.size:
                 self.entries.popitem(last=False)
@@ -214,5 +285,19 @@ def ground_truth_for(task: Task) -> GroundTruth:
 
 
 def clear_ground_truth_cache() -> None:
-    """Forget all cached ground truths."""
+    """Forget all ground truths cached in memory (a disk cache keeps its files)."""
     _CACHE.clear()
+
+
+@contextmanager
+def disk_cache(folder: str | Path | None) -> Iterator[GroundTruthDiskCache | None]:
+    """Within the block, also keep ground truths in `folder` between processes (None: memory only).
+
+    `rods reward` uses this; a training process keeps its ground truths in memory.
+    """
+    previous = _CACHE.disk
+    _CACHE.disk = GroundTruthDiskCache(folder) if folder is not None else None
+    try:
+        yield _CACHE.disk
+    finally:
+        _CACHE.disk = previous

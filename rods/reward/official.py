@@ -17,6 +17,9 @@ _counter = itertools.count()
 
 
 def _modules():
+    from rods.tasks.bfcl import bfcl_package_dir
+
+    bfcl_package_dir()  # a clear error when bfcl-eval is missing
     from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_checker as checker
     from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils as utils
 
@@ -63,12 +66,11 @@ def official_turn_checks(task: Task, steps: list) -> list[dict[str, Any]]:
     checker, utils = _modules()
     name = fresh_model_name("rods_turns")
     entry = task.to_bfcl_entry()
-    long_context = "long_context" in task.id.rsplit("_", 1)[0]
     kw = dict(
         initial_config=entry["initial_config"],
         involved_classes=entry["involved_classes"],
         test_entry_id=task.id,
-        long_context=long_context,
+        long_context=task.long_context,
         is_evaL_run=True,
     )
     all_results: list[str] = []
@@ -78,7 +80,9 @@ def official_turn_checks(task: Task, steps: list) -> list[dict[str, Any]]:
             turn_steps = steps[t]
             model_instances: dict = {}
             for step in turn_steps:
-                results, model_instances = utils.execute_multi_turn_func_call(func_call_list=step, model_name=name, **kw)
+                results, model_instances = utils.execute_multi_turn_func_call(
+                    func_call_list=step, model_name=name, **kw
+                )
                 all_results.extend(results)
             if not model_instances:  # no step this turn: fetch the (cached) instances
                 _, model_instances = utils.execute_multi_turn_func_call(func_call_list=[], model_name=name, **kw)

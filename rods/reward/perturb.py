@@ -11,8 +11,9 @@ import ast
 import json
 import random
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
+from rods.envs.calls import ast_parse
 from rods.tasks.model import Task
 
 Steps = list[list[list[str]]]
@@ -26,7 +27,9 @@ READ_ONLY_CALLS = {
     "TicketAPI": ["ticket_get_login_status()"],
     "TradingBot": ["get_current_time()", "trading_get_login_status()", "get_watchlist()"],
     "TravelAPI": ["list_all_airports()", "travel_get_login_status()"],
-    "VehicleControlAPI": ["displayCarStatus(option='fuel')", "get_outside_temperature_from_google()", "get_current_speed()"],
+    "VehicleControlAPI": [
+        "displayCarStatus(option='fuel')", "get_outside_temperature_from_google()", "get_current_speed()"
+    ],
 }
 
 #: Malformed call texts that BFCL's `eval` also fails on (or turns into a harmless
@@ -73,7 +76,7 @@ def _calls(task: Task) -> list[tuple[int, int]]:
 
 
 def _wrong_argument(call: str, rng: random.Random) -> str:
-    node = ast.parse(call, mode="eval").body
+    node = cast(ast.Expression, ast_parse(call, mode="eval")).body
     assert isinstance(node, ast.Call)
     slots: list[Any] = list(node.keywords) + list(range(len(node.args)))
     if not slots:
@@ -93,7 +96,7 @@ def _wrong_argument(call: str, rng: random.Random) -> str:
         new = {**value, "extra": 1}
     else:
         new = None
-    replacement = ast.parse(repr(new), mode="eval").body
+    replacement = cast(ast.Expression, ast_parse(repr(new), mode="eval")).body
     if isinstance(slot, ast.keyword):
         slot.value = replacement
     else:
@@ -102,7 +105,7 @@ def _wrong_argument(call: str, rng: random.Random) -> str:
 
 
 def _json_call(call: str) -> str:
-    node = ast.parse(call, mode="eval").body
+    node = cast(ast.Expression, ast_parse(call, mode="eval")).body
     assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
     if node.args:  # JSON calls have no positional arguments: keep the pythonic text
         return call
@@ -188,7 +191,8 @@ def perturb(task: Task, kind: str, seed: int = 0) -> Steps | None:
             return None
         t = rng.choice(empty)
         later = [c for turn in task.ground_truth[t + 1:] for c in turn]
-        steps[t] = [[later[0] if later and rng.random() < 0.5 else rng.choice(READ_ONLY_CALLS[task.involved_classes[0]])]]
+        extra = later[0] if later and rng.random() < 0.5 else rng.choice(READ_ONLY_CALLS[task.involved_classes[0]])
+        steps[t] = [[extra]]
     else:
         raise ValueError(f"unknown perturbation {kind!r}; expected one of {KINDS + EXTRA_KINDS}")
     return steps

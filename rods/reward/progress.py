@@ -1,4 +1,4 @@
-"""The progress reward RP and the binary reward (DESIGN §2), per turn and per rollout.
+"""The progress reward RP and the binary reward (docs/design.md §2.3), per turn and per rollout.
 
 Per turn t (model and ground truth executed cumulatively on separate envs):
 
@@ -241,6 +241,7 @@ def score(
         check_steps(steps, task.num_turns)
     scorer = ProgressScorer(task, ground_truth)
     gt = scorer.ground_truth
+    formatter = gt.result_formatter()
     env: ToolEnvironment | None = None  # None while the rollout is still on the ground truth's path
     for t, turn_steps in enumerate(steps):
         calls = [call for step in turn_steps for call in step]
@@ -252,5 +253,5 @@ def score(
             continue
         if env is None:
             env = gt.env_after(t - 1)
-        scorer.end_turn(env, env.execute_all(calls), empty=empty)
+        scorer.end_turn(env, env.execute_all(calls, formatter), empty=empty)
     return scorer.result()

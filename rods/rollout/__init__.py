@@ -1,4 +1,4 @@
-"""Rollouts: the multi-turn agent loop (DESIGN §2), tool-call parsing and policies.
+"""Rollouts: the multi-turn agent loop (docs/design.md §2.4), tool-call parsing and policies.
 
 `Episode` is the loop for one rollout, independent of how text is generated;
 `run_episodes` steps many of them with a `Policy` (`TransformersPolicy` for a
@@ -6,7 +6,7 @@ local model, `OpenAIPolicy` for any OpenAI-compatible endpoint) and returns
 `Trajectory` records.
 """
 
-from rods.rollout.episode import DEFAULT_MAX_STEPS, PARSE_ERROR_PREFIX, Episode, EpisodeDone
+from rods.rollout.episode import DEFAULT_MAX_STEPS, PARSE_ERROR_PREFIX, Episode, EpisodeDone, EpisodeOptions
 from rods.rollout.parse import ParsedReply, parse_tool_calls
 from rods.rollout.endpoint import OpenAIPolicy, to_openai_messages
 from rods.rollout.local import TransformersPolicy
@@ -19,6 +19,7 @@ __all__ = [
     "Episode",
     "GenerationStats",
     "EpisodeDone",
+    "EpisodeOptions",
     "OpenAIPolicy",
     "ParsedReply",
     "Policy",

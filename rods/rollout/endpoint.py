@@ -1,8 +1,11 @@
 """Any OpenAI-compatible chat endpoint (vLLM, SGLang, llama.cpp, ...) as a policy.
 
-Requests of a batch run concurrently on a thread pool. Structured ``tool_calls``
-in a response are written back as Hermes ``<tool_call>`` blocks, so text calls
-and native calls go through one parser (`rods.rollout.parse`).
+The requests go through `rods.llm.OpenAIBackend`, so policies and synthesis
+share one client construction and one retry policy (transient failures retried
+with backoff, others failing at once with `rods.llm.LLMError`). Requests of a
+batch run concurrently on a thread pool. Structured ``tool_calls`` in a
+response are written back as Hermes ``<tool_call>`` blocks, so text calls and
+native calls go through one parser (`rods.rollout.parse`).
 """
 
 from __future__ import annotations
@@ -12,14 +15,18 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from rods.llm.base import LLMConfig
+from rods.llm.hermes import tool_call_block
+from rods.llm.openai_backend import OpenAIBackend
 from rods.rollout.policy import GenerationStats, Messages
+
 
 class OpenAIPolicy:
     """Replies from an OpenAI-compatible chat endpoint (vLLM, SGLang, llama.cpp, ...).
 
-    Requests of a batch run concurrently on a thread pool. The reply text is
-    the message content followed by one Hermes ``<tool_call>`` block per
-    structured tool call, so text calls and native calls are read alike.
+    The reply text is the message content followed by one Hermes
+    ``<tool_call>`` block per structured tool call, so text calls and native
+    calls are read alike.
 
     Args:
         base_url: e.g. ``http://127.0.0.1:8000/v1``.
@@ -27,7 +34,8 @@ class OpenAIPolicy:
         native_tools: send ``tools`` with each request (else episodes describe
             the tools in the prompt).
         concurrency: requests in flight at once.
-        client: an `openai.OpenAI` client to use instead of building one.
+        timeout / max_retries: per request, as `rods.llm.LLMConfig` applies them.
+        extra_body: extra JSON fields of every request (e.g. chat-template switches).
     """
 
     def __init__(
@@ -44,20 +52,18 @@ class OpenAIPolicy:
         timeout: float = 300.0,
         max_retries: int = 2,
         extra_body: dict[str, Any] | None = None,
-        client: Any = None,
     ):
-        if client is None:
-            from openai import OpenAI
-
-            client = OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries)
-        self.client = client
-        self.model = model
         self.concurrency = max(1, concurrency)
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.top_p = top_p
+        request: dict[str, Any] = {}
+        if top_p is not None:
+            request["top_p"] = top_p
+        if extra_body:
+            request["extra_body"] = dict(extra_body)
+        config = LLMConfig(timeout_s=timeout, max_retries=max_retries, max_concurrency=self.concurrency,
+                           temperature=temperature, max_tokens=max_tokens)
+        self.backend = OpenAIBackend(base_url, model, api_key, config=config, request_kwargs=request)
+        self.model = model
         self.native_tools = native_tools
-        self.extra_body = dict(extra_body or {})
         self.stats = GenerationStats()
 
     def generate(self, batch: list[tuple[Messages, list[dict[str, Any]]]]) -> list[str]:
@@ -69,39 +75,33 @@ class OpenAIPolicy:
         return replies
 
     def _one(self, messages: Messages, tools: list[dict[str, Any]]) -> str:
-        request: dict[str, Any] = {
-            "model": self.model,
-            "messages": to_openai_messages(messages),
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-        }
-        if self.top_p is not None:
-            request["top_p"] = self.top_p
-        if self.native_tools and tools:
-            request["tools"] = tools
-        if self.extra_body:
-            request["extra_body"] = self.extra_body
-        response = self.client.chat.completions.create(**request)
-        if response.usage is not None:
-            self.stats.prompt_tokens += response.usage.prompt_tokens or 0
-            self.stats.completion_tokens += response.usage.completion_tokens or 0
-        if not response.choices:
-            return ""
-        return reply_text(response.choices[0].message)
+        reply = self.backend.chat(
+            to_openai_messages(messages), tools=tools if (self.native_tools and tools) else None, purpose="rollout"
+        )
+        self.stats.prompt_tokens += reply.prompt_tokens
+        self.stats.completion_tokens += reply.completion_tokens
+        return reply_text(reply.text, reply.tool_calls)
+
+    def close(self) -> None:
+        self.backend.close()
 
 
-def reply_text(message: Any) -> str:
-    """An OpenAI response message as text: content, then one Hermes block per tool call."""
-    parts = [message.content or ""]
-    for call in getattr(message, "tool_calls", None) or []:
-        function = call.function
-        raw = function.arguments if function.arguments is not None else "{}"
+def reply_text(content: str, tool_calls: list[dict[str, Any]]) -> str:
+    """An endpoint's reply as text: the content, then one Hermes block per structured call.
+
+    `tool_calls` are ``{"name", "arguments"}`` with the arguments as the
+    endpoint sent them (a JSON string); unreadable arguments are kept as a
+    string, which the parser reports as an error.
+    """
+    parts = [content or ""]
+    for call in tool_calls:
+        raw = call.get("arguments")
+        raw = "{}" if raw is None else raw
         try:
             arguments: Any = json.loads(raw) if isinstance(raw, str) else raw
         except json.JSONDecodeError:
-            arguments = raw  # left as a string: the parser reports it as an error
-        block = json.dumps({"name": function.name, "arguments": arguments}, ensure_ascii=False)
-        parts.append(f"<tool_call>\n{block}\n</tool_call>")
+            arguments = raw
+        parts.append(tool_call_block(call["name"], arguments))
     return "\n".join(p for p in parts if p)
 
 

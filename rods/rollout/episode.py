@@ -1,4 +1,4 @@
-"""The multi-turn agent loop of DESIGN §2 as a small state machine.
+"""The multi-turn agent loop of docs/design.md §2.4 as a small state machine.
 
 An `Episode` knows nothing about how text is generated: a caller reads
 `messages` and `tools`, produces the assistant's reply however it likes (a
@@ -19,6 +19,7 @@ end a turn nor raise.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from rods.envs import ToolEnvironment
@@ -42,11 +43,11 @@ class EpisodeDone(RuntimeError):
     """`advance` was called on a finished episode."""
 
 
-class Episode:
-    """One rollout of one task: messages so far, tools now, and the environment.
+@dataclass(frozen=True)
+class EpisodeOptions:
+    """How an episode talks to the policy; one value handed from the command line down to `Episode`.
 
-    Args:
-        task: the task to play.
+    Attributes:
         max_steps_per_turn: replies with tool calls allowed per user turn.
         system_prompt: replaces the default system prompt (for `pythonic`, a
             ``{functions}`` placeholder receives the tool descriptions).
@@ -54,37 +55,57 @@ class Episode:
             JSON blocks) or ``pythonic`` (BFCL's ``[f(a=1)]``). Both are read
             in either case; the format decides prompts and how calls are shown.
         tools_in_prompt: write the tool descriptions into the messages (for
-            chat templates without tool support). Always true for `pythonic`.
+            chat templates without tool support; always true for `pythonic`);
+            None: whatever the policy needs (``not policy.native_tools``).
         on_step_cap: ``end_turn`` (training) or ``force_quit`` (BFCL's eval).
-        tool_docs: ``full`` tool descriptions in the prompt or ``compact``
-            signatures (a quarter of the tokens; for small models on CPU).
+        tool_docs: ``full`` tool descriptions, ``compact`` signature lines (a
+            quarter of the tokens) or ``signatures`` (a short prompt of bare
+            signatures in place of the system prompt; for tiny models on CPU).
+    """
+
+    max_steps_per_turn: int = DEFAULT_MAX_STEPS
+    system_prompt: str | None = None
+    tool_format: ToolFormat = "hermes"
+    tools_in_prompt: bool | None = None
+    on_step_cap: Literal["end_turn", "force_quit"] = "end_turn"
+    tool_docs: ToolDocs = "full"
+
+    def __post_init__(self) -> None:
+        if self.tool_format not in ("hermes", "pythonic"):
+            raise ValueError(f"unknown tool_format {self.tool_format!r}; expected 'hermes' or 'pythonic'")
+        if self.max_steps_per_turn < 1:
+            raise ValueError(f"max_steps_per_turn must be >= 1, got {self.max_steps_per_turn}")
+        if self.on_step_cap not in ("end_turn", "force_quit"):
+            raise ValueError(f"unknown on_step_cap {self.on_step_cap!r}; expected 'end_turn' or 'force_quit'")
+        if self.tool_docs not in ("full", "compact", "signatures"):
+            raise ValueError(f"unknown tool_docs {self.tool_docs!r}; expected 'full', 'compact' or 'signatures'")
+
+    def for_policy(self, native_tools: bool) -> EpisodeOptions:
+        """These options with `tools_in_prompt` decided: in the prompt unless the policy passes tools natively."""
+        if self.tools_in_prompt is not None:
+            return self
+        return replace(self, tools_in_prompt=not native_tools)
+
+
+class Episode:
+    """One rollout of one task: messages so far, tools now, and the environment.
+
+    Args:
+        task: the task to play.
+        options: how to talk to the policy (`EpisodeOptions`; tools stay out of
+            the prompt unless `tools_in_prompt` says so).
         sample_index: which of the K rollouts of the task this is.
     """
 
-    def __init__(
-        self,
-        task: Task,
-        *,
-        max_steps_per_turn: int = DEFAULT_MAX_STEPS,
-        system_prompt: str | None = None,
-        tool_format: ToolFormat = "hermes",
-        tools_in_prompt: bool = False,
-        on_step_cap: Literal["end_turn", "force_quit"] = "end_turn",
-        tool_docs: ToolDocs = "full",
-        sample_index: int = 0,
-    ):
-        if tool_format not in ("hermes", "pythonic"):
-            raise ValueError(f"unknown tool_format {tool_format!r}; expected 'hermes' or 'pythonic'")
-        if max_steps_per_turn < 1:
-            raise ValueError(f"max_steps_per_turn must be >= 1, got {max_steps_per_turn}")
-        if on_step_cap not in ("end_turn", "force_quit"):
-            raise ValueError(f"unknown on_step_cap {on_step_cap!r}; expected 'end_turn' or 'force_quit'")
+    def __init__(self, task: Task, options: EpisodeOptions | None = None, *, sample_index: int = 0):
+        options = options or EpisodeOptions()
+        self.options = options
         self.task = task
-        self.max_steps_per_turn = max_steps_per_turn
-        self.tool_format: ToolFormat = tool_format
-        self.tools_in_prompt = tools_in_prompt or tool_format == "pythonic"
-        self.on_step_cap = on_step_cap
-        self.tool_docs: ToolDocs = tool_docs
+        self.max_steps_per_turn = options.max_steps_per_turn
+        self.tool_format: ToolFormat = options.tool_format
+        self.tools_in_prompt = bool(options.tools_in_prompt) or options.tool_format == "pythonic"
+        self.on_step_cap = options.on_step_cap
+        self.tool_docs: ToolDocs = options.tool_docs
         self.sample_index = sample_index
         self._scorer = ProgressScorer(task)
         self.env: ToolEnvironment = self._scorer.new_env()
@@ -96,7 +117,8 @@ class Episode:
         self._tools = task_tool_schemas(task, 0)
         self._messages: list[dict] = [
             system_message(
-                self._described(self._tools), self.tool_format, self.tools_in_prompt, system_prompt, tool_docs
+                self._described(self._tools), self.tool_format, self.tools_in_prompt, options.system_prompt,
+                self.tool_docs,
             )
         ]
         self._messages += self._user_turn(0)
@@ -208,8 +230,8 @@ class Episode:
         self._messages += self._user_turn(self._turn)
 
     def _described(self, tools: list[dict]) -> list[dict]:
-        """What the prompt lists: BFCL's own function docs for `pythonic`, else the OpenAI schemas."""
-        if self.tool_format != "pythonic":
+        """What the prompt lists: BFCL's own function docs for `pythonic` or bare signatures, else the OpenAI schemas."""
+        if self.tool_format != "pythonic" and self.tool_docs != "signatures":
             return tools
         names = {t["function"]["name"] for t in tools}
         docs = function_docs(self.task.involved_classes).values()

@@ -1,6 +1,6 @@
 """Reading tool calls out of a policy's reply text.
 
-Two formats are understood (DESIGN §2):
+Two formats are understood (docs/design.md §2.4):
 
 * Hermes, as the Qwen2.5/Qwen3 chat templates emit it:
   ``<tool_call>{"name": "cd", "arguments": {"folder": "a"}}</tool_call>``,
@@ -22,8 +22,8 @@ import re
 from dataclasses import dataclass, field
 
 from rods.envs.calls import CallParseError, ToolCall, parse_calls, tool_call_from_json
+from rods.llm.hermes import tool_call_bodies, without_tool_calls
 
-_HERMES_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
 _THINK_BLOCK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL)
 _FENCE = re.compile(r"```(?:python|py|json|tool_code)?\s*\n?(.*?)```", re.DOTALL)
 #: A reply that *looks like* a pythonic call list: `[name(` at its start.
@@ -65,15 +65,14 @@ def parse_tool_calls(text: str) -> ParsedReply:
 def _parse_hermes(text: str) -> ParsedReply:
     calls: list[ToolCall] = []
     errors: list[str] = []
-    for index, match in enumerate(_HERMES_BLOCK.finditer(text), start=1):
-        body = match.group(1).strip()
+    for index, body in enumerate(tool_call_bodies(text), start=1):
         try:
             calls.append(_call_from_json(json.loads(body)))
         except json.JSONDecodeError as err:
             errors.append(f"tool call {index}: invalid JSON ({err.msg} at column {err.colno}): {_clip(body)}")
         except ValueError as err:
             errors.append(f"tool call {index}: {err}: {_clip(body)}")
-    content = _HERMES_BLOCK.sub("", text).strip()
+    content = without_tool_calls(text).strip()
     return ParsedReply(content=content, calls=calls, errors=errors)
 
 

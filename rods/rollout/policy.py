@@ -8,8 +8,7 @@ each. Tool calls come back as text in the Hermes format, whatever the source:
 `run_episodes` steps many episodes (K rollouts of each task) side by side:
 every round asks the policy for the next reply of every unfinished episode in
 one batch. The policies themselves live in `rods.rollout.local`
-(`TransformersPolicy`) and `rods.rollout.endpoint` (`OpenAIPolicy`); both
-names are also importable from here.
+(`TransformersPolicy`) and `rods.rollout.endpoint` (`OpenAIPolicy`).
 """
 
 from __future__ import annotations
@@ -18,10 +17,9 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from rods.rollout.episode import DEFAULT_MAX_STEPS, Episode
-from rods.rollout.prompt import ToolDocs, ToolFormat
+from rods.rollout.episode import Episode, EpisodeOptions
 from rods.rollout.trajectory import Trajectory
 from rods.tasks import Task
 
@@ -65,38 +63,20 @@ def run_episodes(
     tasks: Sequence[Task],
     policy: Policy,
     k: int = 1,
+    options: EpisodeOptions | None = None,
     *,
-    max_steps_per_turn: int = DEFAULT_MAX_STEPS,
-    tool_format: ToolFormat = "hermes",
-    tools_in_prompt: bool | None = None,
-    system_prompt: str | None = None,
-    on_step_cap: Literal["end_turn", "force_quit"] = "end_turn",
-    tool_docs: ToolDocs = "full",
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Trajectory]:
     """Roll out every task `k` times; trajectories come back task-major (task 0's K first).
 
     Each round sends the next reply request of every unfinished episode to the
-    policy in one batch. `tools_in_prompt` defaults to ``not policy.native_tools``.
+    policy in one batch. `options.tools_in_prompt` defaults to ``not policy.native_tools``.
     `progress(finished, total)` is called after every round.
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    in_prompt = (not getattr(policy, "native_tools", True)) if tools_in_prompt is None else tools_in_prompt
-    episodes = [
-        Episode(
-            task,
-            max_steps_per_turn=max_steps_per_turn,
-            system_prompt=system_prompt,
-            tool_format=tool_format,
-            tools_in_prompt=in_prompt,
-            on_step_cap=on_step_cap,
-            tool_docs=tool_docs,
-            sample_index=i,
-        )
-        for task in tasks
-        for i in range(k)
-    ]
+    options = (options or EpisodeOptions()).for_policy(getattr(policy, "native_tools", True))
+    episodes = [Episode(task, options, sample_index=i) for task in tasks for i in range(k)]
     rounds = 0
     while active := [e for e in episodes if not e.done]:
         started = time.perf_counter()
@@ -111,16 +91,3 @@ def run_episodes(
             progress(sum(e.done for e in episodes), len(episodes))
     log.info("%d episodes finished in %d rounds", len(episodes), rounds)
     return [e.trajectory() for e in episodes]
-
-
-def __getattr__(name: str) -> Any:
-    """`TransformersPolicy` / `OpenAIPolicy` from their modules, imported on first use."""
-    if name == "TransformersPolicy":
-        from rods.rollout.local import TransformersPolicy
-
-        return TransformersPolicy
-    if name in ("OpenAIPolicy", "reply_text", "to_openai_messages"):
-        from rods.rollout import endpoint
-
-        return getattr(endpoint, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,7 +21,11 @@ from typing import Literal
 from rods.tasks import REVEAL_MESSAGE
 
 ToolFormat = Literal["hermes", "pythonic"]
-ToolDocs = Literal["full", "compact"]
+#: How tools are described: ``full`` JSON schemas (or BFCL docs), ``compact`` one
+#: signature line with the first sentence of the description per function, or
+#: ``signatures``: a short system prompt of bare signature lines and the Hermes call
+#: format in place of the usual one (~10x shorter; for tiny models on CPU).
+ToolDocs = Literal["full", "compact", "signatures"]
 
 #: Behaviour for a native tool-calling model (tools passed separately).
 DEFAULT_SYSTEM_PROMPT = (
@@ -49,6 +53,15 @@ BFCL_PYTHONIC_PROMPT = (
     "Here is a list of functions in json format that you can invoke.\n{functions}\n"
 )
 
+#: The whole system prompt of ``tool_docs="signatures"``.
+SIGNATURES_SYSTEM_PROMPT = (
+    "You are an assistant that completes the user's request by calling tools.\n"
+    "Tools:\n{signatures}\n"
+    "To call a tool, write a JSON object inside <tool_call></tool_call> tags:\n"
+    '<tool_call>\n{{"name": "<function-name>", "arguments": {{"<arg>": <value>}}}}\n</tool_call>\n'
+    "When you are done, answer in plain text."
+)
+
 #: The Hermes tool block of the Qwen2.5/Qwen3 chat templates, for templates without tools.
 HERMES_TOOLS_BLOCK = (
     "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
@@ -65,17 +78,20 @@ def describe_tools(tools: list[dict], tool_format: ToolFormat, style: ToolDocs =
     ``full``: a JSON list of BFCL function docs (pythonic) or one JSON schema a
     line (hermes), as BFCL and the Qwen templates write them. ``compact``: one
     signature line per function with the first sentence of its description,
-    about a quarter of the tokens, for small models and CPU runs.
+    about a quarter of the tokens. ``signatures``: bare signature lines.
     """
-    if style == "compact":
-        return "\n".join(compact_signature(t) for t in tools)
+    if style != "full":
+        return "\n".join(signature(t, describe=style == "compact") for t in tools)
     if tool_format == "pythonic":
         return json.dumps(tools, ensure_ascii=False)
     return "\n".join(json.dumps(t, ensure_ascii=False) for t in tools)
 
 
-def compact_signature(tool: dict) -> str:
-    """`name(a: string, b: integer = ...) - First sentence of the description.` (OpenAI schema or BFCL doc)."""
+def signature(tool: dict, describe: bool = True) -> str:
+    """`name(a: string, b: integer = ...)`, then `` - First sentence of the description.`` when `describe`.
+
+    Takes an OpenAI tool schema or a BFCL function doc; the one signature renderer of rods.
+    """
     fn = tool.get("function", tool)
     params = fn.get("parameters") or {}
     required = set(params.get("required", []))
@@ -83,11 +99,14 @@ def compact_signature(tool: dict) -> str:
     for name, spec in (params.get("properties") or {}).items():
         kind = spec.get("type", "any") if isinstance(spec, dict) else "any"
         parts.append(f"{name}: {kind}" + ("" if name in required else " = ..."))
+    head = f"{fn['name']}({', '.join(parts)})"
+    if not describe:
+        return head
     description = " ".join(str(fn.get("description", "")).split())
     # BFCL's docs open with the class's blurb, then "Tool description: ...".
     description = description.split("Tool description:", 1)[-1].strip()
     first = re.split(r"(?<=[.!?])\s", description, maxsplit=1)[0][:160]
-    return f"{fn['name']}({', '.join(parts)}) - {first}"
+    return f"{head} - {first}"
 
 
 def system_message(
@@ -97,8 +116,10 @@ def system_message(
     system_prompt: str | None = None,
     tool_docs: ToolDocs = "full",
 ) -> dict:
-    """The episode's system message."""
+    """The episode's system message (with ``signatures``, always the short signatures prompt)."""
     described = describe_tools(tools, tool_format, tool_docs)
+    if tool_docs == "signatures":
+        return {"role": "system", "content": SIGNATURES_SYSTEM_PROMPT.format(signatures=described)}
     if tool_format == "pythonic":
         base = system_prompt if system_prompt is not None else BFCL_PYTHONIC_PROMPT
         if tool_docs == "compact":
@@ -119,3 +140,4 @@ def reveal_message(
     if not tools_in_prompt:
         return {"role": "user", "content": REVEAL_MESSAGE}
     return {"role": "user", "content": describe_tools(new_tools, tool_format, tool_docs) + "\n" + REVEAL_MESSAGE}
+

@@ -1,4 +1,4 @@
-"""Skill-aligned synthesis (DESIGN §3): new tasks with a boundary seed's structure.
+"""Skill-aligned synthesis (docs/design.md §4): new tasks with a boundary seed's structure.
 
 One module per stage, each usable alone: `profile` (Φ), `api_graph`, `values`
 (new content), `planner` (new call sequences from the graph), `arguments` and

@@ -1,4 +1,4 @@
-"""The API graph over the BFCL multi-turn functions (DESIGN §3, stage 1).
+"""The API graph over the BFCL multi-turn functions (docs/design.md §4.1).
 
 Nodes are the functions of the eight API classes, with typed parameters and
 responses read from BFCL's function docs. An edge f -> g says f enables g: in

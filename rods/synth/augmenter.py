@@ -1,6 +1,6 @@
 """Stage 5, Augment: turn a basic variant into a miss_func or miss_param task.
 
-Both use BFCL's exact representation (DESIGN §2):
+Both use BFCL's exact representation (docs/design.md §2.1):
 
 * **miss_func**: pick a turn k whose calls use a function f not used before;
   turn k keeps the user's request but gets no ground truth (the model cannot

@@ -1,6 +1,6 @@
 """Stage 4, Judge: five recorded verdicts per candidate, and a diagnosis.
 
-The five criteria of DESIGN §3, each a :class:`Verdict` (pass + reason):
+The five criteria of docs/design.md §4.5, each a :class:`Verdict` (pass + reason):
 
 * ``intent``: each query asks for its turn's calls. Deterministic part: every
   call is evidenced in the query that asks for it (one of its user-given values,
@@ -222,7 +222,7 @@ def execution_turn(task: Task, index: int) -> int:
 
 
 def structure_verdict(task: Task) -> Verdict:
-    """miss_func / miss_param in BFCL's exact representation (DESIGN §2)."""
+    """miss_func / miss_param in BFCL's exact representation (docs/design.md §2.1)."""
     if task.category == "miss_func":
         if not task.missed_function:
             return Verdict(False, "miss_func task without missed_function")

@@ -1,4 +1,4 @@
-"""The synthesis pipeline: seeds in, verified variants out (DESIGN §3).
+"""The synthesis pipeline: seeds in, verified variants out (docs/design.md §4.7).
 
 For each seed and variant: plan -> execute (Config Patch, re-plan with the
 failing function blacklisted; at most `max_attempts` runs) -> rewrite -> judge
@@ -27,21 +27,21 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from rods.llm.base import LLMBackend, LLMError
 from rods.llm.stats import merge_snapshots, per_accepted
 from rods.synth.api_graph import APIGraph, default_graph
-from rods.synth.augmenter import KINDS as AUGMENT_KINDS
-from rods.synth.augmenter import augment, expected_profile
+from rods.synth.augmenter import KINDS as AUGMENT_KINDS, augment, expected_profile
 from rods.synth.ensemble import ROUTINGS, Router, backbone_names
 from rods.synth.executor import Execution, Executor
 from rods.synth.judge import Judge
 from rods.synth.planner import Plan, Planner, PlannerConfig
 from rods.synth.profile import ComplexityProfile, environment_made, profile_of, trace_task
-from rods.synth.rewriter import Rewriter, RewriteError, turn_contexts, with_queries
+from rods.synth.rewriter import RewriteError, Rewriter, turn_contexts, with_queries
 from rods.synth.values import is_distinctive, leaves
 from rods.tasks.model import Provenance, Task
 
@@ -104,7 +104,7 @@ class SynthConfig:
 
     @classmethod
     def ablation(cls, name: str, **kw: Any) -> SynthConfig:
-        """`no_rewrite`, `no_narrative` or `no_feedback_repair` (DESIGN §4)."""
+        """`no_rewrite`, `no_narrative` or `no_feedback_repair` (docs/design.md §7.1)."""
         switches = {"no_rewrite": {"rewrite": False}, "no_narrative": {"narrative": False},
                     "no_feedback_repair": {"feedback_repair": False}}
         if name not in switches:

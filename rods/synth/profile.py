@@ -1,4 +1,4 @@
-"""The complexity profile Φ of a task (DESIGN §3, stage 1).
+"""The complexity profile Φ of a task (docs/design.md §4.1).
 
 Φ is what a variant must share with its seed: the API classes, the number of
 turns and of calls per turn, which turns are empty (miss_param / reveal turns),

@@ -132,7 +132,7 @@ def resolve(plan: Plan, budget: int = TRIAL_BUDGET) -> Resolution:
             return Resolution(steps, search.dead_end)
         steps.pop()
         j -= 1
-    for j, (planned, step) in enumerate(zip(plan.calls, steps)):
+    for planned, step in zip(plan.calls, steps):
         if planned.sources is None:
             continue
         planned.name, planned.arguments, planned.args = step.call.name, dict(step.call.arguments), ()

@@ -11,7 +11,8 @@ stay different.
 What is kept (and therefore not "distinctive"), precisely:
 
 * the environment's vocabulary: words and digit runs of short string constants
-  (at most 3 words, not f-string parts) in the BFCL API class sources (city names, zip codes, (airport codes, order types, statuses, door names, default
+  (at most 3 words, not f-string parts) in the BFCL API class sources (city
+  names, zip codes, airport codes, order types, statuses, door names, default
   stock symbols ...) and enum values of the function docs: the simulator only
   knows those;
 * English function words (``STOPWORDS``), file extensions, words of < 3 letters;
@@ -31,6 +32,8 @@ from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
+
+from rods.envs.calls import ast_parse
 
 SMALL_INT = 10
 
@@ -83,7 +86,7 @@ def environment_vocabulary() -> frozenset[str]:
         for path in src.glob("*.py"):
             if path.name == "long_context.py":  # filler data, not vocabulary the code compares against
                 continue
-            tree = ast.parse(path.read_text(encoding="utf-8"))
+            tree = ast_parse(path.read_text(encoding="utf-8"))  # thread-safe: synthesis runs in threads
             in_fstrings = {id(c) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for c in node.values}
             for node in ast.walk(tree):
                 if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in in_fstrings

@@ -1,13 +1,14 @@
-"""Reading JSON Lines files with errors that name the file and line.
+"""Reading and writing JSON Lines files; reading errors name the file and line.
 
-Shared by the task reader and `rods reward`'s trajectory reader; it imports
+Shared by the task-file reader (`rods.tasks.task_files`) and `rods reward`'s
+trajectory reader; it imports
 nothing heavy (no pydantic), so `rods reward` keeps its fast start-up.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,3 +29,20 @@ def iter_json_objects(path: Path, make_error: MakeError) -> Iterator[tuple[int, 
             if not isinstance(obj, dict):
                 raise make_error(path, lineno, None, f"expected a JSON object, got {type(obj).__name__}")
             yield lineno, obj
+
+
+def write_lines(path: str | Path, lines: Iterable[str], *, append: bool = False, flush_each: bool = False) -> int:
+    """Write one line per item of `lines` (each one JSON text), creating the folder; returns how many.
+
+    `flush_each` pushes every line to the file at once (outputs streamed while a job runs).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with path.open("a" if append else "w", encoding="utf-8") as fh:
+        for line in lines:
+            fh.write(line + "\n")
+            count += 1
+            if flush_each:
+                fh.flush()
+    return count

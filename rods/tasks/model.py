@@ -1,4 +1,4 @@
-"""The task model: a superset of a BFCL V3 multi-turn entry (DESIGN §2).
+"""The task model: a superset of a BFCL V3 multi-turn entry (docs/design.md §2.1).
 
 A task is what the trainer samples, the environment loads and the reward scores.
 Everything downstream (envs, reward, engine, synth) reads this one type.
@@ -6,10 +6,13 @@ Everything downstream (envs, reward, engine, synth) reads this one type.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from rods.tasks.bfcl import API_CLASSES
 from rods.tasks.record import is_long_context
 
 Category = Literal["base", "miss_func", "miss_param", "long_context"]
@@ -19,17 +22,6 @@ Origin = Literal["seed", "synthetic"]
 #: BFCL's user message at a turn that reveals held-out functions.
 REVEAL_MESSAGE = "I have updated some more functions you can choose from. What about now?"
 
-#: The eight BFCL multi-turn API classes.
-API_CLASSES = (
-    "GorillaFileSystem",
-    "MathAPI",
-    "MessageAPI",
-    "TwitterAPI",
-    "TicketAPI",
-    "TradingBot",
-    "TravelAPI",
-    "VehicleControlAPI",
-)
 
 
 class Message(BaseModel):
@@ -113,7 +105,7 @@ class Task(BaseModel):
 
     @property
     def task_type(self) -> TaskType:
-        """The seed-selection type of DESIGN §3 (basic covers base and long-context)."""
+        """The seed-selection type of docs/design.md §3.3 (basic covers base and long-context)."""
         if self.category in ("miss_func", "miss_param"):
             return self.category
         return "basic"
@@ -141,3 +133,19 @@ class Task(BaseModel):
         if not self.missed_function:
             entry.pop("missed_function")
         return entry
+
+
+#: The fields that make a task what it is; its id and provenance do not.
+CONTENT_FIELDS = frozenset(
+    {"category", "question", "initial_config", "involved_classes", "ground_truth", "missed_function"}
+)
+
+
+def content_hash(task: Task) -> str:
+    """SHA-256 of a task's content (`CONTENT_FIELDS`): two tasks that differ only in id or provenance hash alike.
+
+    The one content hash of rods: the replay pool rejects a candidate whose hash
+    it already knows, and synthesis drops duplicate variants with it.
+    """
+    body = task.model_dump(mode="json", include=set(CONTENT_FIELDS))
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()

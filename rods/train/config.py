@@ -1,30 +1,31 @@
 """`TrainConfig`: one typed, validated description of a GRPO run with the data engine.
 
 Every field carries its help text and the paper's value as the default where the
-paper gives one (DESIGN §3-4); a YAML file under `configs/` names one experiment.
+paper gives one (docs/design.md §7.1); a YAML file under `configs/` names one experiment.
 Sections map onto the parts of the system: `model` (the policy), `data` (the human
 seed tasks), `rollout` (the agent loop), `grpo` (TRL's trainer), `warm_start`
-(optional supervised start), `engine` (`rods.engine.EngineConfig`, passed through
-and validated there) and `synthesis` (backend and pipeline options).
+(optional supervised start), `engine` (`rods.engine.EngineConfig`) and
+`synthesis` (backend and pipeline options). Sections consumed by one package
+are defined there (`DataSettings` in `rods.envs.seeds`, `RolloutSettings` in
+`rods.rollout.settings`, `EngineConfig` in `rods.engine.config`); all are
+`rods.config.Section`s.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from rods.tasks.model import Category
-
-#: The policy name that means "the embedded SmolLM2-135M-Instruct GGUF".
-EMBEDDED = "embedded"
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+from rods.config import Section
+from rods.engine.config import EngineConfig
+from rods.envs.seeds import DataSettings
+from rods.llm.weights import EMBEDDED
+from rods.rollout.settings import RolloutSettings
 
 
-class ModelSettings(_Section):
+
+class ModelSettings(Section):
     """The policy being trained."""
 
     name_or_path: str = Field(
@@ -48,51 +49,7 @@ class ModelSettings(_Section):
     )
 
 
-class DataSettings(_Section):
-    """The human seed tasks (never retired) and how they are shaped for training."""
-
-    seeds: str = Field(
-        "train",
-        description="'train' (the paper's 400-task BFCL split), 'test', 'all', or a path to a tasks JSONL file.",
-    )
-    categories: list[Category] | None = Field(None, description="Keep only these categories (default: all four).")
-    classes: list[str] | None = Field(
-        None, description="Keep only tasks whose API classes are all among these (e.g. [GorillaFileSystem])."
-    )
-    per_category: int | None = Field(
-        None, ge=1, description="Keep the first N tasks of each category (default: all; the paper uses 100 each)."
-    )
-    task_mix: Literal["full", "turn_slices"] = Field(
-        "full",
-        description="'full': tasks as they are. 'turn_slices': each turn with non-empty ground truth becomes a "
-        "one-turn task starting from the ground-truth state before that turn (for small models that score zero "
-        "on full multi-turn tasks); see rods.train.slices.",
-    )
-    max_slice_calls: int | None = Field(
-        None, ge=1, description="turn_slices only: keep slices whose ground truth has at most this many calls."
-    )
-    max_slices: int | None = Field(None, ge=1, description="Keep at most this many seed tasks (after all filters).")
-
-
-class RolloutSettings(_Section):
-    """The multi-turn agent loop during training (DESIGN §2)."""
-
-    max_steps_per_turn: int = Field(20, ge=1, description="Replies with tool calls allowed per user turn (BFCL: 20).")
-    max_reply_tokens: int = Field(512, ge=1, description="Token cap of one assistant reply.")
-    max_completion_tokens: int = Field(
-        8192, ge=1, description="Token cap of a whole episode after the first prompt; the episode stops there."
-    )
-    temperature: float = Field(1.0, ge=0.0, description="Sampling temperature of rollouts.")
-    top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling of rollouts.")
-    tool_description: Literal["schemas", "signatures"] = Field(
-        "schemas",
-        description="How tools are described to the policy: full JSON schemas (Hermes block or native) or one "
-        "signature line per function (rods.train.prompting; ~10x shorter prompts, for the CPU demo).",
-    )
-    generation_batch_size: int = Field(64, ge=1, description="Episodes generated together in one model.generate call.")
-
-
-class GRPOSettings(_Section):
+class GRPOSettings(Section):
     """TRL GRPOTrainer settings (the rest of GRPOConfig goes through `extra`)."""
 
     num_generations: int = Field(16, ge=2, description="K, rollouts per task in a GRPO group (paper: 16).")
@@ -138,7 +95,7 @@ class GRPOSettings(_Section):
         return self.tasks_per_step * self.num_generations
 
 
-class WarmStartSettings(_Section):
+class WarmStartSettings(Section):
     """Optional supervised start on ground-truth turns of the seeds (for a policy that cannot call tools yet)."""
 
     enabled: bool = Field(False, description="Run TRL's SFTTrainer on ground-truth turns before GRPO.")
@@ -154,7 +111,7 @@ class WarmStartSettings(_Section):
 BackendName = Literal["template", "openai", "local"]
 
 
-class BackendSpec(_Section):
+class BackendSpec(Section):
     """One synthesis model of an ensemble."""
 
     backend: BackendName = Field(description="LLM backend: openai (an endpoint), local (transformers) or template.")
@@ -163,8 +120,8 @@ class BackendSpec(_Section):
     )
 
 
-class SynthesisSettings(_Section):
-    """Asynchronous skill-aligned synthesis (DESIGN §3)."""
+class SynthesisSettings(Section):
+    """Asynchronous skill-aligned synthesis (docs/design.md §3.5)."""
 
     enabled: bool = Field(True, description="Send boundary seeds to synthesis (off: the static-pool baseline).")
     backend: BackendName | None = Field(
@@ -212,7 +169,7 @@ class SynthesisSettings(_Section):
     )
 
 
-class TrainConfig(_Section):
+class TrainConfig(Section):
     """A whole training run: policy, seeds, agent loop, GRPO, engine and synthesis."""
 
     name: str = Field("rods", description="Run name (the default output directory is runs/<name>).")
@@ -223,22 +180,12 @@ class TrainConfig(_Section):
     rollout: RolloutSettings = Field(default_factory=RolloutSettings, description="The agent loop during training.")
     grpo: GRPOSettings = Field(default_factory=GRPOSettings, description="TRL GRPOTrainer settings.")
     warm_start: WarmStartSettings = Field(default_factory=WarmStartSettings, description="Optional supervised warm start before GRPO.")
-    engine: dict[str, Any] = Field(
-        default_factory=dict,
-        description="rods.engine.EngineConfig fields (paper defaults: K=16, alpha 0.20/0.85, capacity 400, ...).",
+    engine: EngineConfig = Field(
+        default_factory=EngineConfig,
+        description="The data engine: detection, seed selection and the replay pool (paper defaults: K=16, "
+        "alpha 0.20/0.85, capacity 400, ...).",
     )
     synthesis: SynthesisSettings = Field(default_factory=SynthesisSettings, description="Asynchronous synthesis of new tasks from boundary seeds.")
-
-    @field_validator("engine")
-    @classmethod
-    def _engine_fields(cls, value: dict[str, Any]) -> dict[str, Any]:
-        from rods.engine import EngineConfig
-
-        try:
-            EngineConfig.from_dict(value)
-        except TypeError as err:
-            raise ValueError(str(err)) from None
-        return value
 
     @model_validator(mode="after")
     def _check(self) -> TrainConfig:
@@ -266,14 +213,9 @@ class TrainConfig(_Section):
             raise ValueError("synthesis: give either backend (one model) or backends (an ensemble), not both")
         return self
 
-    def engine_config(self):
-        """The engine section as a validated `rods.engine.EngineConfig`."""
-        from rods.engine import EngineConfig
-
-        try:
-            return EngineConfig.from_dict(self.engine)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"engine: {err}") from None
+    def engine_config(self) -> EngineConfig:
+        """The engine section (typed and validated with the rest of the config)."""
+        return self.engine
 
     @property
     def run_dir(self) -> str:

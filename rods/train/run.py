@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from rods.tasks import Task
-from rods.train.config import DataSettings, SynthesisSettings, TrainConfig
+from rods.envs.seeds import load_seeds
+from rods.train.config import SynthesisSettings, TrainConfig
 from rods.train.load import dump_config
 
 log = logging.getLogger(__name__)
@@ -57,41 +58,6 @@ class RunSummary:
     resumed_from: str | None = None
     backbones: dict[str, Any] = field(default_factory=dict)  # synthesis model -> tried / accepted / rate
     seconds: float = 0.0
-
-
-def load_seeds(settings: DataSettings) -> list[Task]:
-    """The human seed tasks of a run, shaped by `task_mix`."""
-    from rods.tasks import load_split, read_tasks
-
-    if settings.seeds in ("train", "test", "all"):
-        tasks = load_split(settings.seeds)
-    else:
-        path = Path(settings.seeds)
-        if not path.is_file():
-            raise FileNotFoundError(f"data.seeds: no such tasks file {path}")
-        tasks = read_tasks(path)
-    if settings.categories:
-        tasks = [t for t in tasks if t.category in settings.categories]
-    if settings.per_category:
-        kept: dict[str, int] = {}
-        out = []
-        for task in tasks:
-            if kept.get(task.category, 0) < settings.per_category:
-                kept[task.category] = kept.get(task.category, 0) + 1
-                out.append(task)
-        tasks = out
-    if settings.task_mix == "turn_slices":
-        from rods.train.slices import turn_slices
-
-        tasks = turn_slices(tasks, max_calls=settings.max_slice_calls)
-    if settings.classes:
-        allowed = set(settings.classes)
-        tasks = [t for t in tasks if set(t.involved_classes) <= allowed]
-    if settings.max_slices:
-        tasks = tasks[: settings.max_slices]
-    if not tasks:
-        raise ValueError("data: no seed tasks left after filtering")
-    return tasks
 
 
 def make_synthesizer(settings: SynthesisSettings) -> Callable[[list[Task]], list[Task]]:
@@ -151,7 +117,7 @@ def train(
         callbacks: extra TrainerCallbacks.
     """
     from rods.engine import DataEngine, PoolSynthesisWorker
-    from rods.integrations.trl.trainer import build_trainer, load_policy
+    from rods.train.trainer import build_trainer, load_policy
 
     start = time.perf_counter()
     run_dir = Path(config.run_dir)
@@ -175,7 +141,7 @@ def train(
     if model is None or tokenizer is None:
         model, tokenizer = load_policy(config.model)
     if config.warm_start.enabled and checkpoint is None:
-        from rods.integrations.trl.warm_start import warm_start
+        from rods.train.warm_start import warm_start
 
         summary.warm_start = warm_start(config, model, tokenizer, seeds, run_dir)
     elif checkpoint is not None and (run_dir / "warm_start.json").exists():

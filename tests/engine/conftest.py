@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine_factory import CATEGORY_OF_TYPE, make_seeds, make_task, variant  # noqa: F401
 from rods.tasks import Task
+
+from engine_factory import CATEGORY_OF_TYPE, make_seeds, make_task, variant  # noqa: F401
 
 
 @pytest.fixture

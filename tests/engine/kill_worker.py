@@ -9,13 +9,11 @@ from __future__ import annotations
 import json
 import random
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+from rods.engine import DataEngine, EngineConfig
 
-from engine_factory import make_seeds, make_task  # noqa: E402
-
-from rods.engine import DataEngine, EngineConfig  # noqa: E402
+# Run as a script, so its own folder (with engine_factory) is first on sys.path.
+from engine_factory import make_seeds, make_task
 
 CONFIG = EngineConfig(K=8, min_observations=4, burn_in_rollouts=4, exclusion_window=2, capacity=15,
                       max_seeds_per_step=4, quotas={"basic": 2, "miss_func": 1, "miss_param": 1},

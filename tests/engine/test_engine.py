@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
-from engine_factory import make_seeds, make_task, variant
 from rods.engine import DataEngine, EngineConfig, PoolSynthesisWorker
+
+from engine_factory import make_seeds, make_task, variant
 
 
 def small_config(**kw) -> EngineConfig:
@@ -185,23 +185,31 @@ def test_select_records_event_and_metrics():
     assert eng.metrics(0)["mean_phi"] == pytest.approx(1.0)
 
 
-def slow_synthesize(seeds):
-    time.sleep(0.3)
+def synthesize_variants(seeds):
+    """Module-level, so a process pool can pickle it."""
     return [make_task(f"{s.id}-syn", s.task_type, origin="synthetic", parent=s.id) for s in seeds]
 
 
 def test_worker_runs_asynchronously_and_feeds_the_queue():
+    """select_seeds returns while synthesis is still blocked; candidates arrive when it finishes."""
+    started, release = threading.Event(), threading.Event()
+
+    def blocked_synthesize(seeds):
+        started.set()
+        assert release.wait(timeout=60), "the test never released synthesis"
+        return synthesize_variants(seeds)
+
     eng, _ = boundary_engine()
-    worker = PoolSynthesisWorker(slow_synthesize, max_workers=2, batch_size=2)
+    worker = PoolSynthesisWorker(blocked_synthesize, max_workers=2, batch_size=2)
     eng.attach_worker(worker)
-    t0 = time.perf_counter()
-    seeds = eng.select_seeds(1)
-    assert time.perf_counter() - t0 < 0.2, "select_seeds waited for synthesis"
-    assert len(seeds) == 4 and eng.metrics(1)["queue"] == 0
-    deadline = time.time() + 10
-    while eng.metrics(1)["queue"] < 4 and time.time() < deadline:
-        time.sleep(0.05)
+    seeds = eng.select_seeds(1)  # would never return if it waited for the blocked synthesis
+    assert started.wait(timeout=60), "synthesis never started"
+    assert not release.is_set() and eng.metrics(1)["queue"] == 0
+    assert len(seeds) == 4
+    release.set()
+    worker.close(wait=True)  # both batches done and handed to the engine's sink
     assert {t.id for t in eng.queued_tasks()} == {f"{s.id}-syn" for s in seeds}
+    assert eng.metrics(1)["queue"] == 4
     eng.close()
 
 
@@ -217,7 +225,7 @@ def test_worker_failures_never_reach_the_trainer():
 
 
 def test_process_worker_collects_without_a_sink():
-    worker = PoolSynthesisWorker(slow_synthesize, kind="process")
+    worker = PoolSynthesisWorker(synthesize_variants, kind="process")
     worker.submit(make_seeds(3))
     worker.close(wait=True)
     assert sorted(t.id for t in worker.collect()) == [f"seed-000{i}-syn" for i in range(3)]

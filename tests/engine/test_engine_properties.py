@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 import tempfile
 
-from hypothesis import event, given, settings
-from hypothesis import strategies as st
+from hypothesis import event, given, settings, strategies as st
+
+from rods.engine import DataEngine, EngineConfig
 
 from engine_factory import make_seeds, variant
-from rods.engine import DataEngine, EngineConfig
 
 REWARDS = st.one_of(
     st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=1, max_size=6),
@@ -65,7 +65,7 @@ def run_ops(cfg: EngineConfig, ops, run_dir=None):
         elif kind == "submit":
             pool = eng.active_tasks()
             cands = []
-            for i in range(arg):
+            for _ in range(arg):
                 n += 1
                 cands.append(variant(pool[(n * 7) % len(pool)], n, step))
             res = eng.submit(cands)

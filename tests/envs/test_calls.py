@@ -77,3 +77,42 @@ def test_parsed_calls_are_the_callers_own():
     first.arguments["numbers"].append(3)
     first.arguments["extra"] = 1
     assert parse_calls("mean(numbers=[1, 2])")[0].arguments == {"numbers": [1, 2]}
+
+
+class _CycleWithFinalizer:
+    """Garbage only the collector frees, running Python code when it does (a chance to switch threads)."""
+
+    def __init__(self):
+        self.me = self
+
+    def __del__(self):
+        sum(range(50))
+
+
+def test_threads_parse_at_once_without_ast_errors():
+    """CPython 3.11 shares one AST recursion counter between threads: parsing must not interleave."""
+    import sys
+    import threading
+
+    errors, interval = [], sys.getswitchinterval()
+
+    def parse_many(worker):
+        for i in range(150):
+            garbage = [_CycleWithFinalizer() for _ in range(100)]
+            del garbage
+            text = "[" + ", ".join(f"f{worker}_{i}_{j}(a=[1, {{'k': (2, 3)}}], b='x')" for j in range(30)) + "]"
+            try:
+                assert len(parse_call_text(text)[0]) == 30  # distinct texts: no parse cache hit
+            except Exception as err:  # a SystemError here is the bug
+                errors.append(repr(err))
+
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=parse_many, args=(w,)) for w in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []

@@ -30,7 +30,10 @@ def test_errors_read_like_bfcl(bfcl_tasks):
     assert env.execute("foo(a=1)") == f"{ERROR_PREFIX}name 'foo' is not defined"
     assert env.execute("kill()") == f"{ERROR_PREFIX}Function call kill is not allowed."
     assert env.execute("mean(numbers=[1])") == f"{ERROR_PREFIX}name 'mean' is not defined"  # MathAPI not involved
-    assert env.execute("cd(bogus='x')") == f"{ERROR_PREFIX}GorillaFileSystem.cd() got an unexpected keyword argument 'bogus'"
+    assert (
+        env.execute("cd(bogus='x')")
+        == f"{ERROR_PREFIX}GorillaFileSystem.cd() got an unexpected keyword argument 'bogus'"
+    )
     assert env.execute("cd(folder='x'").startswith(ERROR_PREFIX)
     assert env.execute(42).startswith(ERROR_PREFIX)  # type: ignore[arg-type]
 

@@ -34,7 +34,14 @@ def test_stratified_subset_is_even_seeded_and_ordered(test_tasks):
 
 def test_overall_is_the_unweighted_mean_of_categories():
     def traj(category, binary):
-        return Trajectory(task_id="x", category=category, messages=[], turns=[TurnRecord(end="answer")], progress=float(binary), binary=binary)
+        return Trajectory(
+            task_id="x",
+            category=category,
+            messages=[],
+            turns=[TurnRecord(end="answer")],
+            progress=float(binary),
+            binary=binary,
+        )
 
     trajs = [traj("base", 1)] * 3 + [traj("base", 0)] + [traj("miss_func", 0)] * 4
     categories = summarize(trajs)

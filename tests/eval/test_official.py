@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from rods.eval import official_verdict, rescore_file, safe_decoded, write_decoded
-from rods.rollout import Episode
+from rods.eval import safe_official_verdict, rescore_file, safe_decoded, write_decoded
+from rods.rollout import Episode, EpisodeOptions
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def variants(task):
 
 def play(task, turns, **kw):
     """Each turn: its calls in one pythonic reply (if any), then a text answer."""
-    episode = Episode(task, tool_format="pythonic", **kw)
+    episode = Episode(task, EpisodeOptions(tool_format="pythonic", **kw))
     while not episode.done:
         calls = turns[episode.turn]
         if calls:
@@ -55,7 +55,7 @@ def test_force_quit_fails_in_both_scorers(test_tasks):
     task = next(t for t in test_tasks if t.num_turns > 2)
     traj = play(task, [["ls()"]] * task.num_turns, max_steps_per_turn=1, on_step_cap="force_quit")
     assert traj.force_quit and traj.binary == 0
-    verdict = official_verdict(task, traj.decoded)
+    verdict = safe_official_verdict(task, traj.decoded)
     assert verdict["valid"] is False and verdict["error_type"] == "multi_turn:force_terminated"
 
 
@@ -66,6 +66,6 @@ def test_builtins_never_reach_bfcl_eval(test_tasks, tmp_path):
     decoded = [[[evil, "pwd()"]]] + [[] for _ in task.ground_truth[1:]]
     safe = safe_decoded(task, decoded)
     assert safe[0][0] == ["rods_unknown_function()", "pwd()"]
-    verdict = official_verdict(task, decoded)
+    verdict = safe_official_verdict(task, decoded)
     assert verdict["valid"] is False
     assert not target.exists()

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from rods.llm import make_backend
+
 from servers.fixtures import MODEL_ALIAS
 
 pytestmark = pytest.mark.slow
@@ -43,15 +44,19 @@ def test_chat_round_trip_and_accounting(llm):
 
 def test_json_mode_gives_a_json_object(llm):
     reply = llm.chat([{"role": "user", "content": 'What is 2+2? Answer as a JSON object like {"answer": 0}.'}],
-                     json_mode=True, max_tokens=64)
+                     json_mode=True, max_tokens=64, purpose="json")
     assert isinstance(reply.data, dict)
+    # The server's own text is that object (JSON mode constrains it), not JSON fished out of prose or repaired.
+    assert json.loads(reply.text) == reply.data and reply.repairs == 0
+    assert reply.completion_tokens > 0 and llm.stats.purpose("json").invalid_json == 0
 
 
 def test_schema_is_enforced_through_the_fallback(llm):
     # llama-cpp-python rejects response_format json_schema, accepts JSON mode with a schema.
     reply = llm.chat([{"role": "user", "content": "What is the capital of France? Answer in JSON."}],
                      json_schema=CITY, purpose="judge")
-    assert isinstance(reply.data["city"], str)
+    city = reply.data["city"]
+    assert isinstance(city, str) and city.strip() and len(city) <= 40  # the schema's maxLength held
     assert llm.structured_level == "json_object_schema"
 
 

@@ -7,13 +7,14 @@ timeouts/5xx/broken bodies, JSON repair, the concurrency limit, and accounting.
 import asyncio
 import json
 import threading
-import time
 
 import pytest
 from pydantic import BaseModel
 
-from rods.llm import LLMConfig, LLMError, make_backend
+from rods.llm import LLMConfig, LLMError, base as base_module, make_backend
 from rods.llm.openai_backend import OpenAIBackend
+
+from servers.openai_scripted import answer_in_groups_of
 
 USER = [{"role": "user", "content": "plan a task"}]
 PLAN = {"type": "object", "properties": {"calls": {"type": "array", "items": {"type": "string"}}},
@@ -38,7 +39,13 @@ def test_valid_json_reply_is_parsed_and_accounted(scripted_openai_server):
     assert sent["temperature"] == 0.2 and sent["max_tokens"] == 64 and sent["seed"] == 3
     assert sent["response_format"] == {"type": "json_schema", "json_schema": {"name": "reply", "schema": PLAN}}
     stats = llm.stats.purpose("plan")
-    assert (stats.chats, stats.requests, stats.failures, stats.prompt_tokens, stats.completion_tokens) == (1, 1, 0, 30, 7)
+    assert (stats.chats, stats.requests, stats.failures, stats.prompt_tokens, stats.completion_tokens) == (
+        1,
+        1,
+        0,
+        30,
+        7,
+    )
     assert llm.stats.purpose("other").chats == 0
 
 
@@ -73,19 +80,19 @@ def test_json_that_never_validates_raises_and_counts(scripted_openai_server):
     assert (stats.chats, stats.requests, stats.invalid_json, stats.failures) == (1, 2, 2, 1)
 
 
-def test_5xx_and_broken_bodies_are_retried_with_backoff(scripted_openai_server):
+def test_5xx_and_broken_bodies_are_retried_with_backoff(scripted_openai_server, monkeypatch):
     server = scripted_openai_server.script([
         {"status": 500},
         {"status": 503, "body": "upstream overloaded"},
         {"raw": "<html>bad gateway</html>"},
         {"content": "done"},
     ])
-    llm = backend(server, max_retries=3, backoff_s=0.1)
-    start = time.perf_counter()
+    llm = backend(server, max_retries=3, backoff_s=0.1, backoff_max_s=0.3)
+    pauses: list[float] = []
+    monkeypatch.setattr(base_module.time, "sleep", pauses.append)  # a fake clock: record, don't wait
     reply = llm.chat(USER, purpose="rewrite")
-    elapsed = time.perf_counter() - start
     assert reply.text == "done" and reply.attempts == 4
-    assert elapsed >= 0.1 + 0.2 + 0.4  # exponential backoff between the four requests
+    assert pauses == [0.1, 0.2, 0.3]  # exponential backoff between the four requests, capped
     stats = llm.stats.purpose("rewrite")
     assert stats.retries == 3 and stats.errors == {"server": 2, "malformed": 1} and stats.failures == 0
 
@@ -209,20 +216,22 @@ def test_tool_calls_come_back_including_unknown_functions(scripted_openai_server
 
 @pytest.mark.parametrize("limit", [1, 3])
 def test_concurrency_limit_is_honoured_at_the_server(scripted_openai_server, limit):
-    server = scripted_openai_server.script([], default={"sleep": 0.1, "content": "ok"})
+    server = scripted_openai_server.script([], default=answer_in_groups_of(limit))
     llm = backend(server, max_concurrency=limit)
-    threads = [threading.Thread(target=llm.chat, args=(USER,)) for _ in range(8)]
+    replies: list = []
+    threads = [threading.Thread(target=lambda: replies.append(llm.chat(USER))) for _ in range(3 * limit)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert len(server.requests) == 8
-    assert server.max_in_flight <= limit
-    assert llm.stats.total.chats == 8 and llm.stats.total.failures == 0
+    n = 3 * limit
+    assert len(server.requests) == n
+    assert server.max_in_flight == limit  # reached (the barrier), never passed (the semaphore)
+    assert llm.stats.total.chats == n and llm.stats.total.failures == 0 and len(replies) == n
 
 
 def test_achat_runs_concurrently_under_the_limit(scripted_openai_server):
-    server = scripted_openai_server.script([], default={"sleep": 0.2, "content": "ok"})
+    server = scripted_openai_server.script([], default=answer_in_groups_of(2))
     llm = backend(server, max_concurrency=2)
 
     async def many():
@@ -230,7 +239,7 @@ def test_achat_runs_concurrently_under_the_limit(scripted_openai_server):
 
     replies = asyncio.run(many())
     assert [r.text for r in replies] == ["ok"] * 6
-    assert server.max_in_flight == 2  # the limit was reached, never passed
+    assert server.max_in_flight == 2  # the limit was reached (the barrier), never passed
     assert llm.stats.purpose("p0").chats == 3 and llm.stats.purpose("p1").chats == 3
     snap = llm.stats.snapshot()
     assert snap["total"]["chats"] == 6 and set(snap["by_purpose"]) == {"p0", "p1"}

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
+from rods.cli import main
+from rods.engine import DataEngine, EngineConfig
+from rods.report import load_run, make_report
 
-from engine_factory import make_seeds, variant  # noqa: E402
-
-from rods.cli import main  # noqa: E402
-from rods.engine import DataEngine, EngineConfig  # noqa: E402
-from rods.report import load_run, make_report  # noqa: E402
+from engine_factory import make_seeds, variant  # tests/engine, on the pytest pythonpath
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

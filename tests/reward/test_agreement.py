@@ -10,8 +10,7 @@ failure it reports is the first one we find, of the same kind).
 from collections import Counter
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rods.reward import score
 from rods.reward.official import official_turn_checks, official_verdict
@@ -106,7 +105,7 @@ def _random_trajectory(draw, tasks):
     pool += [c for cls in task.involved_classes for c in READ_ONLY_CALLS[cls]]
     pool += ["nonexistent_function(x=1)", "ls(", "cd(folder=undefined_name)"]
     steps = []
-    for t, gt_turn in enumerate(task.ground_truth):
+    for gt_turn in task.ground_truth:
         if draw(st.booleans()):  # mostly follow the ground truth, with edits
             calls = list(gt_turn)
             for _ in range(draw(st.integers(0, 2))):
@@ -129,7 +128,9 @@ def _random_trajectory(draw, tasks):
     return task, steps
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(data=st.data())
 def test_random_trajectories_agree_with_bfcl(bfcl_tasks, data):
     tasks = [t for c in CATEGORIES for t in [x for x in bfcl_tasks if x.category == c][3::20]]

@@ -2,6 +2,7 @@
 
 import pytest
 
+from rods.envs import ToolEnvironment
 from rods.reward import (
     ProgressScorer,
     clear_ground_truth_cache,
@@ -10,7 +11,6 @@ from rods.reward import (
     is_empty_response,
     score,
 )
-from rods.envs import ToolEnvironment
 from rods.reward.perturb import perturb, replay
 
 
@@ -26,7 +26,9 @@ def test_ground_truth_of_all_800_tasks_replays_perfectly(bfcl_tasks):
         scorer = ProgressScorer(task)
         env = ToolEnvironment(task)
         for turn_steps in replay(task):
-            scorer.end_turn(env, [env.execute(c) for step in turn_steps for c in step], empty=is_empty_response(turn_steps))
+            scorer.end_turn(
+                env, [env.execute(c) for step in turn_steps for c in step], empty=is_empty_response(turn_steps)
+            )
         if scorer.result() != result:
             bad.append(f"{task.id} (executed)")
     assert bad == []
@@ -163,3 +165,18 @@ def test_fast_path_needs_parsable_identical_calls(bfcl_tasks):
     steps = replay(task)
     steps[0] = [[c.replace("=", " = ") for c in task.ground_truth[0]]]
     assert score(task, steps).binary == 1
+
+
+def test_skipping_unmatchable_results_changes_no_verdict(bfcl_tasks, monkeypatch):
+    """Dicts no ground-truth result can equal are not serialized; every verdict stays the same."""
+    from rods.envs import format_result
+    from rods.reward.ground_truth import UNMATCHED, GroundTruth
+    from rods.reward.perturb import KINDS
+
+    tasks = bfcl_tasks[::9]
+    cases = [(t, s) for t in tasks for kind in KINDS for seed in range(2) if (s := perturb(t, kind, seed)) is not None]
+    fast = [score(t, s) for t, s in cases]
+    skipped = sum(ground_truth_for(t).result_formatter()(dict(no_such_key=1)) == UNMATCHED for t in tasks)
+    assert skipped > len(tasks) // 2  # the shortcut is in use
+    monkeypatch.setattr(GroundTruth, "result_formatter", lambda self: format_result)
+    assert [score(t, s) for t, s in cases] == fast

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from rods.rollout import PARSE_ERROR_PREFIX, Episode, EpisodeDone, Trajectory, run_episodes
+from rods.rollout import PARSE_ERROR_PREFIX, Episode, EpisodeDone, EpisodeOptions, Trajectory, run_episodes
 from rods.tasks import CATEGORIES, REVEAL_MESSAGE
 
 
@@ -49,7 +49,7 @@ def play_gold(episode, fmt):
 def test_gold_replies_score_one_in_every_category(test_tasks, category, fmt):
     # positional calls (a few gold answers use them) cannot be written as Hermes JSON
     task = first_of(test_tasks, category, lambda t: fmt == "pythonic" or "('" not in json.dumps(t.ground_truth))
-    traj = play_gold(Episode(task, tool_format=fmt), fmt)
+    traj = play_gold(Episode(task, EpisodeOptions(tool_format=fmt)), fmt)
     assert traj.progress == 1.0 and traj.binary == 1
     assert all(t.end == "answer" and t.passed for t in traj.turns)
     assert len(traj.decoded) == task.num_turns
@@ -59,7 +59,7 @@ def test_gold_replies_score_one_in_every_category(test_tasks, category, fmt):
 def test_reveal_turn_adds_held_out_tools_and_bfcl_message(test_tasks):
     task = first_of(test_tasks, "miss_func")
     (reveal_turn, names), = task.reveal_turns().items()
-    episode = Episode(task, tool_format="hermes")  # native tools: the message is BFCL's FC text
+    episode = Episode(task, EpisodeOptions(tool_format="hermes"))  # native tools: the message is BFCL's FC text
     seen_tools = []
     while not episode.done:
         seen_tools.append({t["function"]["name"] for t in episode.tools})
@@ -76,7 +76,7 @@ def test_reveal_turn_adds_held_out_tools_and_bfcl_message(test_tasks):
 def test_reveal_in_prompt_lists_the_new_functions(test_tasks):
     task = first_of(test_tasks, "miss_func")
     (reveal_turn, names), = task.reveal_turns().items()
-    episode = Episode(task, tool_format="pythonic")
+    episode = Episode(task, EpisodeOptions(tool_format="pythonic"))
     assert not any(f'"name": "{n}"' in episode.messages[0]["content"] for n in names)
     while episode.turn < reveal_turn:
         new = episode.advance("ok")
@@ -88,14 +88,14 @@ def test_miss_param_turn_with_empty_ground_truth_passes_on_a_text_answer(test_ta
     task = first_of(test_tasks, "miss_param")
     empty = [i for i, gt in enumerate(task.ground_truth) if not gt]
     assert empty
-    traj = play_gold(Episode(task, tool_format="pythonic"), "pythonic")
+    traj = play_gold(Episode(task, EpisodeOptions(tool_format="pythonic")), "pythonic")
     assert all(traj.turns[i].steps == [] and traj.turns[i].passed for i in empty)
     assert traj.binary == 1
 
 
 def test_step_cap_ends_each_turn_of_a_model_that_never_stops(test_tasks):
     task = first_of(test_tasks, "base")
-    episode = Episode(task, max_steps_per_turn=3)
+    episode = Episode(task, EpisodeOptions(max_steps_per_turn=3))
     replies = 0
     while not episode.done:
         episode.advance('<tool_call>{"name": "ls", "arguments": {}}</tool_call>')
@@ -109,7 +109,7 @@ def test_step_cap_ends_each_turn_of_a_model_that_never_stops(test_tasks):
 
 def test_step_cap_force_quit_stops_the_episode_like_bfcl(test_tasks):
     task = first_of(test_tasks, "base", lambda t: t.num_turns > 1)
-    episode = Episode(task, max_steps_per_turn=2, on_step_cap="force_quit")
+    episode = Episode(task, EpisodeOptions(max_steps_per_turn=2, on_step_cap="force_quit"))
     episode.advance("[ls()]")
     assert not episode.done
     episode.advance("[ls()]")
@@ -149,10 +149,13 @@ def test_bad_output_becomes_error_tool_results_not_a_crash(test_tasks):
 
 def test_native_messages_pair_tool_calls_with_results(test_tasks):
     task = first_of(test_tasks, "base")
-    episode = Episode(task, tool_format="hermes")
+    episode = Episode(task, EpisodeOptions(tool_format="hermes"))
     assert episode.messages[0]["role"] == "system" and episode.messages[1]["role"] == "user"
     assert "<tools>" not in episode.messages[0]["content"] and episode.tools
-    new = episode.advance('Sure.<tool_call>{"name": "pwd", "arguments": {}}</tool_call><tool_call>{"name": "ls", "arguments": {}}</tool_call>')
+    new = episode.advance(
+        'Sure.<tool_call>{"name": "pwd", "arguments": {}}</tool_call>'
+        '<tool_call>{"name": "ls", "arguments": {}}</tool_call>'
+    )
     assistant = episode.messages[-3]
     assert assistant["content"] == "Sure."
     assert [c["function"]["name"] for c in assistant["tool_calls"]] == ["pwd", "ls"]
@@ -162,7 +165,7 @@ def test_native_messages_pair_tool_calls_with_results(test_tasks):
 
 def test_tools_in_prompt_keeps_messages_self_contained(test_tasks):
     task = first_of(test_tasks, "base")
-    episode = Episode(task, tool_format="hermes", tools_in_prompt=True)
+    episode = Episode(task, EpisodeOptions(tool_format="hermes", tools_in_prompt=True))
     assert "<tools>" in episode.messages[0]["content"] and '"name": "pwd"' in episode.messages[0]["content"]
     text = '<tool_call>{"name": "pwd", "arguments": {}}</tool_call>'
     episode.advance(text)
@@ -178,7 +181,10 @@ def test_run_episodes_k_rollouts_task_major_and_json_round_trip(test_tasks):
         native_tools = True
 
         def generate(self, batch):
-            return ["Done." if msgs[-1]["role"] == "tool" else '<tool_call>{"name": "pwd", "arguments": {}}</tool_call>' for msgs, _ in batch]
+            return [
+                "Done." if msgs[-1]["role"] == "tool" else '<tool_call>{"name": "pwd", "arguments": {}}</tool_call>'
+                for msgs, _ in batch
+            ]
 
     seen = []
     trajs = run_episodes(tasks, Scripted(), k=2, progress=lambda done, total: seen.append((done, total)))
@@ -192,8 +198,51 @@ def test_run_episodes_k_rollouts_task_major_and_json_round_trip(test_tasks):
 
 def test_compact_tool_docs_are_signatures_with_the_tool_description(test_tasks):
     task = first_of(test_tasks, "base", lambda t: "GorillaFileSystem" in t.involved_classes)
-    full = Episode(task, tools_in_prompt=True).messages[0]["content"]
-    compact = Episode(task, tools_in_prompt=True, tool_docs="compact").messages[0]["content"]
+    full = Episode(task, EpisodeOptions(tools_in_prompt=True)).messages[0]["content"]
+    compact = Episode(task, EpisodeOptions(tools_in_prompt=True, tool_docs="compact")).messages[0]["content"]
     assert "cd(folder: string) - Change the current working directory to the specified folder." in compact
     assert "ls(a: boolean = ...) - " in compact and "This tool belongs to" not in compact
     assert len(compact) < len(full) / 2
+
+
+def test_signatures_prompt_lists_available_tools_only_and_reveals_the_rest_bare(test_tasks):
+    import re
+
+    from rods.rollout.prompt import SIGNATURES_SYSTEM_PROMPT, signature
+    from rods.tasks import REVEAL_MESSAGE
+
+    for mf in [t for t in test_tasks if t.category == "miss_func"][:10]:
+        hidden = mf.held_out_functions(0)
+        episode = Episode(mf, EpisodeOptions(tools_in_prompt=True, tool_docs="signatures"))
+        prompt = episode.messages[0]["content"]
+        assert prompt.startswith(SIGNATURES_SYSTEM_PROMPT.split("{signatures}")[0]) and "<tool_call>" in prompt
+        assert not any(f"\n{name}(" in prompt for name in hidden)
+        reveal_turn = min(int(k) for k in mf.missed_function)
+        appended: list[dict] = []
+        for _ in range(reveal_turn):
+            appended = episode.advance("Done.")
+        listed = appended[-1]["content"].removesuffix(REVEAL_MESSAGE).strip().splitlines()
+        assert sorted(line.split("(")[0] for line in listed) == sorted(hidden)
+        assert all(re.fullmatch(r"\w+\(.*\)", line) for line in listed), listed
+    doc = {"name": "mv", "description": "Move a file. Then more.",
+           "parameters": {"properties": {"source": {"type": "string"}, "n": {"type": "integer"}}, "required": ["source"]}}
+    assert signature(doc, describe=False) == "mv(source: string, n: integer = ...)"
+    assert signature({"type": "function", "function": doc}) == "mv(source: string, n: integer = ...) - Move a file."
+
+
+@pytest.mark.parametrize(
+    "bad", [{"tool_format": "xml"}, {"max_steps_per_turn": 0}, {"on_step_cap": "stop"}, {"tool_docs": "short"}]
+)
+def test_bad_episode_options_name_the_option(bad):
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        EpisodeOptions(**bad)
+
+
+def test_episode_options_put_tools_in_the_prompt_unless_the_policy_takes_them(test_tasks):
+    task = test_tasks[0]
+    assert EpisodeOptions().for_policy(native_tools=True).tools_in_prompt is False
+    assert EpisodeOptions().for_policy(native_tools=False).tools_in_prompt is True
+    assert EpisodeOptions(tools_in_prompt=False).for_policy(native_tools=False).tools_in_prompt is False
+    in_prompt = Episode(task, EpisodeOptions().for_policy(native_tools=False)).messages[0]["content"]
+    native = Episode(task, EpisodeOptions().for_policy(native_tools=True)).messages[0]["content"]
+    assert "<tools>" in in_prompt and "<tools>" not in native

@@ -1,7 +1,6 @@
 """Reading tool calls from reply text: Hermes blocks, BFCL pythonic lists, bad output."""
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from rods.envs.calls import ToolCall, format_call
 from rods.rollout.parse import parse_tool_calls
@@ -20,13 +19,19 @@ def test_hermes_blocks_in_order_with_content_kept():
 
 
 def test_hermes_arguments_as_json_string_and_unclosed_last_block():
-    text = '<tool_call>{"name": "mean", "arguments": "{\\"numbers\\": [1, 2]}"}</tool_call><tool_call>{"name": "ls", "arguments": {}}'
+    text = (
+        '<tool_call>{"name": "mean", "arguments": "{\\"numbers\\": [1, 2]}"}</tool_call>'
+        '<tool_call>{"name": "ls", "arguments": {}}'
+    )
     reply = parse_tool_calls(text)
     assert [format_call(c) for c in reply.calls] == ["mean(numbers=[1, 2])", "ls()"]
 
 
 def test_bad_hermes_block_becomes_an_error_and_good_ones_survive():
-    text = '<tool_call>{"name": "cd", "arguments": {"folder": </tool_call><tool_call>{"name": "pwd", "arguments": {}}</tool_call>'
+    text = (
+        '<tool_call>{"name": "cd", "arguments": {"folder": </tool_call>'
+        '<tool_call>{"name": "pwd", "arguments": {}}</tool_call>'
+    )
     reply = parse_tool_calls(text)
     assert [c.name for c in reply.calls] == ["pwd"]
     assert len(reply.errors) == 1 and "tool call 1" in reply.errors[0] and "invalid JSON" in reply.errors[0]
@@ -39,7 +44,10 @@ def test_hermes_private_name_is_refused():
 
 
 def test_pythonic_list_plain_and_fenced():
-    for text in ("[cd(folder='a'), mv(source='x', destination='y')]", "```python\n[cd(folder='a'), mv(source='x', destination='y')]\n```"):
+    for text in (
+        "[cd(folder='a'), mv(source='x', destination='y')]",
+        "```python\n[cd(folder='a'), mv(source='x', destination='y')]\n```",
+    ):
         reply = parse_tool_calls(text)
         assert [format_call(c) for c in reply.calls] == ["cd(folder='a')", "mv(source='x', destination='y')"]
         assert reply.errors == []
@@ -72,14 +80,22 @@ _values = st.one_of(st.integers(-5, 5), st.text(max_size=8), st.booleans(), st.l
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(_names, st.dictionaries(st.sampled_from(["a", "b", "path"]), _values, max_size=2)), min_size=1, max_size=3))
+@given(
+    st.lists(
+        st.tuples(_names, st.dictionaries(st.sampled_from(["a", "b", "path"]), _values, max_size=2)),
+        min_size=1,
+        max_size=3,
+    )
+)
 def test_round_trip_both_formats(calls):
     """What the loop writes (format_call / Hermes JSON) reads back to the same calls."""
     import json
 
     expected = [ToolCall(n, dict(a)) for n, a in calls]
     pythonic = "[" + ", ".join(format_call(c) for c in expected) + "]"
-    hermes = "".join(f"<tool_call>{json.dumps({'name': c.name, 'arguments': c.arguments})}</tool_call>" for c in expected)
+    hermes = "".join(
+        f"<tool_call>{json.dumps({'name': c.name, 'arguments': c.arguments})}</tool_call>" for c in expected
+    )
     for text in (pythonic, hermes):
         reply = parse_tool_calls(text)
         assert reply.errors == []

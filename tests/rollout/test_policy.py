@@ -4,8 +4,11 @@ import json
 
 import pytest
 
-from rods.rollout import Episode, OpenAIPolicy, TransformersPolicy, run_episodes, to_openai_messages
+from rods.llm import LLMError
+from rods.rollout import Episode, EpisodeOptions, OpenAIPolicy, TransformersPolicy, run_episodes, to_openai_messages
 from rods.tasks import Task, load_split
+
+from servers.openai_scripted import answer_in_groups_of
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -55,7 +58,10 @@ def small_tasks():
         Task(
             id=f"tiny_math_{i}",
             category="base",
-            question=[[{"role": "user", "content": f"Mean of {i} and 3?"}], [{"role": "user", "content": "And of 2, 4?"}]],
+            question=[
+                [{"role": "user", "content": f"Mean of {i} and 3?"}],
+                [{"role": "user", "content": "And of 2, 4?"}],
+            ],
             involved_classes=["MathAPI"],
             ground_truth=[[f"mean(numbers=[{i}, 3])"], ["mean(numbers=[2, 4])"]],
         )
@@ -67,9 +73,12 @@ SHORT = "Call the tools you need, then answer."
 
 
 def test_batched_left_padded_generation_equals_one_at_a_time(tiny_model, small_tasks):
-    policy = TransformersPolicy(tiny_model, byte_tokenizer(PLAIN_TEMPLATE), max_new_tokens=8, batch_size=4, prefix_cache=False)
+    policy = TransformersPolicy(
+        tiny_model, byte_tokenizer(PLAIN_TEMPLATE), max_new_tokens=8, batch_size=4, prefix_cache=False
+    )
     assert not policy.native_tools
-    episodes = [Episode(t, tools_in_prompt=True, tool_docs="compact", system_prompt=SHORT) for t in small_tasks]
+    options = EpisodeOptions(tools_in_prompt=True, tool_docs="compact", system_prompt=SHORT)
+    episodes = [Episode(t, options) for t in small_tasks]
     episodes[1].advance("[mean(numbers=[1, 3])]")  # make the prompts differ in length
     episodes[2].advance("The mean is 2.")
     batch = [(e.messages, e.tools) for e in episodes]
@@ -86,7 +95,8 @@ def test_prefix_cache_gives_the_same_replies_and_skips_the_history(tiny_model, s
     tok = byte_tokenizer(PLAIN_TEMPLATE)
     cached = TransformersPolicy(tiny_model, tok, max_new_tokens=6, prefix_cache=True)
     plain = TransformersPolicy(tiny_model, tok, max_new_tokens=6, prefix_cache=False)
-    episodes = [Episode(t, tools_in_prompt=True, tool_docs="compact", system_prompt=SHORT) for t in small_tasks[:2]]
+    options = EpisodeOptions(tools_in_prompt=True, tool_docs="compact", system_prompt=SHORT)
+    episodes = [Episode(t, options) for t in small_tasks[:2]]
     for round_ in range(3):
         batch = [(e.messages, e.tools) for e in episodes]
         replies = cached.generate(batch)
@@ -108,10 +118,13 @@ def test_native_tools_go_through_the_chat_template(tiny_model, small_tasks):
 
 
 def test_run_episodes_with_a_local_model_k_rollouts(tiny_model, small_tasks):
-    policy = TransformersPolicy(tiny_model, byte_tokenizer(PLAIN_TEMPLATE), max_new_tokens=4, temperature=1.0, batch_size=8)
+    policy = TransformersPolicy(
+        tiny_model, byte_tokenizer(PLAIN_TEMPLATE), max_new_tokens=4, temperature=1.0, batch_size=8
+    )
     torch.manual_seed(1)
     tasks = small_tasks[:2]
-    trajs = run_episodes(tasks, policy, k=2, max_steps_per_turn=1, tool_docs="compact", system_prompt=SHORT)
+    options = EpisodeOptions(max_steps_per_turn=1, tool_docs="compact", system_prompt=SHORT)
+    trajs = run_episodes(tasks, policy, k=2, options=options)
     assert [(t.task_id, t.sample_index) for t in trajs] == [(task.id, i) for task in tasks for i in range(2)]
     for traj, task in zip(trajs, [t for t in tasks for _ in range(2)]):
         assert len(traj.turns) == task.num_turns and all(turn.replies for turn in traj.turns)
@@ -121,7 +134,7 @@ def test_run_episodes_with_a_local_model_k_rollouts(tiny_model, small_tasks):
 
 def test_long_prompts_keep_their_end(tiny_model, small_tasks, caplog):
     policy = TransformersPolicy(tiny_model, byte_tokenizer(PLAIN_TEMPLATE), max_new_tokens=3, max_prompt_tokens=64)
-    episode = Episode(small_tasks[0], tools_in_prompt=True, system_prompt=SHORT)
+    episode = Episode(small_tasks[0], EpisodeOptions(tools_in_prompt=True, system_prompt=SHORT))
     with caplog.at_level("WARNING"):
         (reply,) = policy.generate([(episode.messages, episode.tools)])
     assert isinstance(reply, str)
@@ -173,12 +186,12 @@ def test_openai_messages_pair_results_and_wrap_orphans():
 
 
 def test_openai_policy_runs_requests_concurrently(scripted_openai_server):
-    scripted_openai_server.script([], default={"content": "ok", "sleep": 0.2})
+    scripted_openai_server.script([], default=answer_in_groups_of(4))
     policy = OpenAIPolicy(scripted_openai_server.base_url, "m", concurrency=4)
     task = load_split("test")[0]
     episode = Episode(task)
     assert policy.generate([(episode.messages, episode.tools)] * 8) == ["ok"] * 8
-    assert 2 <= scripted_openai_server.max_in_flight <= 4
+    assert scripted_openai_server.max_in_flight == 4  # reached (the barrier), never passed
 
 
 @pytest.mark.slow
@@ -189,15 +202,37 @@ def test_rods_eval_against_a_real_llama_cpp_server(llama_server, tmp_path):
     reply per turn, short replies: llama.cpp's portable build on 2 cores is
     slow, and one conversation at a time lets the server reuse its prefix.
     """
-    from servers.fixtures import MODEL_ALIAS
-
     from rods.cli import main as rods_main
 
+    from servers.fixtures import MODEL_ALIAS
+
     out = tmp_path / "run"
-    code = rods_main(["eval", "--base-url", llama_server, "--model", MODEL_ALIAS, "--limit", "1", "--categories", "miss_func",
-                      "--tools-in-prompt",
-                      "--tool-docs", "compact", "--max-new-tokens", "24", "--max-steps", "1", "--step-cap", "end_turn",
-                      "--concurrency", "1", "--out", str(out)])
+    code = rods_main(
+        [
+            "eval",
+            "--base-url",
+            llama_server,
+            "--model",
+            MODEL_ALIAS,
+            "--limit",
+            "1",
+            "--categories",
+            "miss_func",
+            "--tools-in-prompt",
+            "--tool-docs",
+            "compact",
+            "--max-new-tokens",
+            "24",
+            "--max-steps",
+            "1",
+            "--step-cap",
+            "end_turn",
+            "--concurrency",
+            "1",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     report = json.loads((out / "report.json").read_text())
     assert report["n_tasks"] == 1 and set(report["categories"]) == {"miss_func"}
@@ -206,3 +241,15 @@ def test_rods_eval_against_a_real_llama_cpp_server(llama_server, tmp_path):
     trajs = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
     revealed = [turn["revealed"] for t in trajs for turn in t["turns"] if turn["revealed"]]
     assert revealed, "the miss_func task's reveal turn was played"
+
+
+def test_openai_policy_retries_a_transient_failure_like_every_backend(scripted_openai_server):
+    scripted_openai_server.script([{"status": 503}, {"content": "fine"}])
+    policy = OpenAIPolicy(scripted_openai_server.base_url, "m", concurrency=1, max_retries=1)
+    policy.backend.config = policy.backend.config.model_copy(update={"backoff_s": 0.0})
+    episode = Episode(load_split("test")[0])
+    assert policy.generate([(episode.messages, episode.tools)]) == ["fine"]
+    assert len(scripted_openai_server.requests) == 2
+    scripted_openai_server.script([{"status": 400}])
+    with pytest.raises(LLMError, match="HTTP 400"):  # not transient: no retry
+        policy.generate([(episode.messages, episode.tools)])

@@ -13,7 +13,9 @@ A script entry is a dict (or a callable ``f(request_body) -> dict``):
 * ``{"status": 503, "body": {...} | "text"}``: an HTTP error (default body: an OpenAI error object);
 * ``{"raw": "bytes that are not JSON"}``: a 200 response with a broken body;
 * any entry may add ``"sleep": seconds`` (stall first), ``"usage": {...}``,
-  ``"finish_reason": "..."``.
+  ``"finish_reason": "..."``;
+* :func:`answer_in_groups_of` (n) holds each request until n are in flight, to
+  check concurrency by behaviour rather than by timing.
 
 When the script runs out the server answers with ``default`` (set by
 :meth:`ScriptedOpenAIServer.script`), or HTTP 500 "script exhausted".
@@ -30,8 +32,9 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 Entry = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -83,7 +86,9 @@ class ScriptedOpenAIServer:
     def start(self) -> ScriptedOpenAIServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="scripted-openai", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="scripted-openai", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -133,6 +138,25 @@ class ScriptedOpenAIServer:
     def _leave(self) -> None:
         with self._lock:
             self._in_flight -= 1
+
+
+def answer_in_groups_of(size: int, content: str = "ok") -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A script entry that answers only once `size` requests are at the server together.
+
+    It proves a client reached that concurrency whatever the machine's speed (a
+    client that sent fewer at once breaks the barrier and gets HTTP 400); the
+    timeout only turns a hang into a failure. Requests must come in multiples of `size`.
+    """
+    barrier = threading.Barrier(size)
+
+    def entry(body: dict[str, Any]) -> dict[str, Any]:
+        try:
+            barrier.wait(timeout=60)
+        except threading.BrokenBarrierError:
+            return {"status": 400, "body": _error(f"fewer than {size} requests at once", "invalid_request_error")}
+        return {"content": content}
+
+    return entry
 
 
 def completion_body(entry: dict[str, Any], model: str) -> dict[str, Any]:
@@ -207,6 +231,8 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
             except json.JSONDecodeError:
                 self._send(400, json.dumps(_error("request body is not JSON", "invalid_request_error")).encode())
                 return
+            # A request counts as in flight until its answer is ready, not until it is
+            # sent: the client may start its next request the moment it reads this one.
             server._enter()
             try:
                 entry = server._next(body, self.headers.get("X-Rods-Purpose", ""))
@@ -214,13 +240,14 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                     time.sleep(float(entry["sleep"]))
                 if "status" in entry:
                     payload = entry.get("body", _error(f"scripted HTTP {entry['status']}"))
+                    status = int(entry["status"])
                     data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-                    self._send(int(entry["status"]), data)
                 elif "raw" in entry:
-                    self._send(200, str(entry["raw"]).encode())
+                    status, data = 200, str(entry["raw"]).encode()
                 else:
-                    self._send(200, json.dumps(completion_body(entry, body.get("model", server.model))).encode())
+                    status, data = 200, json.dumps(completion_body(entry, body.get("model", server.model))).encode()
             finally:
                 server._leave()
+            self._send(status, data)
 
     return Handler

@@ -3,10 +3,11 @@
 import json
 import re
 
-from rods.llm import make_backend
-from rods.synth.pipeline import Pipeline, SynthConfig
 from synth.conftest import stratified
 from synth.test_pipeline_openai import good_answer
+
+from rods.llm import make_backend
+from rods.synth.pipeline import Pipeline, SynthConfig
 
 
 def per_turn_answer(body):

@@ -13,7 +13,7 @@ from rods.synth.planner import Planner
 from rods.synth.pipeline import Pipeline, SynthConfig, synthesize
 from rods.synth.profile import profile_of, trace_task
 from rods.tasks import Task
-from rods.tasks.jsonl import read_tasks, write_tasks
+from rods.tasks import read_tasks, write_tasks
 
 
 def _replays(task):
@@ -75,8 +75,11 @@ def test_ablations_switch_their_stage_off(ablation, seeds_by_category, api_graph
 
 
 def test_synthesize_is_a_plain_callable(seeds_by_category):
-    out = synthesize(seeds_by_category["long_context"][:2])
+    seeds = seeds_by_category["long_context"][:2]
+    out = synthesize(seeds)
+    assert out, "the template pipeline accepts variants of long-context seeds"
     assert all(isinstance(t, Task) and t.provenance.origin == "synthetic" for t in out)
+    assert {t.provenance.parent_id for t in out} <= {s.id for s in seeds} and all(_replays(t) for t in out)
 
 
 def test_cli_synth_writes_tasks_and_stats(tmp_path, seeds_by_category, capsys):

@@ -5,19 +5,19 @@ import json
 import random
 
 import pytest
+from synth.conftest import stratified
 
 from rods.llm import make_backend
 from rods.llm.base import ChatRequest, Completion
 from rods.llm.template import TemplateBackend
-from rods.synth.executor import run_plan
 from rods.synth.api_graph import describe, function_docs
+from rods.synth.executor import run_plan
 from rods.synth.judge import Judge, structure_verdict
 from rods.synth.leak import asking_turns, leaks, query_leak
 from rods.synth.pipeline import Pipeline, SynthConfig
 from rods.synth.planner import Planner
-from rods.synth.rewriter import Rewriter, RewriteError, fit, turn_contexts, with_queries
+from rods.synth.rewriter import RewriteError, Rewriter, fit, turn_contexts, with_queries
 from rods.tasks import Task
-from synth.conftest import stratified
 
 
 @pytest.fixture(scope="module")
@@ -177,8 +177,7 @@ class ForgetfulRewriter(TemplateBackend):
     def _complete(self, request: ChatRequest) -> Completion:
         if request.purpose == "rewrite" and not request.context.get("feedback"):
             n = len(request.context["turns"])
-            return Completion(text='{"queries": %s}' % (["Can you sort this out for me please?"] * n).__repr__()
-                              .replace("'", '"'))
+            return Completion(text=json.dumps({"queries": ["Can you sort this out for me please?"] * n}))
         return super()._complete(request)
 
 

@@ -5,14 +5,14 @@ import json
 import re
 
 import pytest
+from synth.conftest import stratified
 
 from rods.llm import make_backend
 from rods.reward import score
 from rods.synth.pipeline import Pipeline, SynthConfig
 from rods.synth.profile import profile_of, trace_task
-from servers.fixtures import MODEL_ALIAS
-from synth.conftest import stratified
 
+from servers.fixtures import MODEL_ALIAS
 
 SMALL_SEED = "multi_turn_base_50"
 

@@ -5,15 +5,23 @@ unique; and the population is new: its call sequences move away from the seeds' 
 import json
 
 import pytest
+from synth.conftest import stratified
 
 from rods.llm import make_backend
 from rods.reward import score
 from rods.synth.judge import structure_verdict
 from rods.synth.novelty import novelty
 from rods.synth.pipeline import Pipeline, SynthConfig, content_hash
-from rods.synth.profile import call_values, environment_made, parse_ground_truth, profile_of, result_value, trace_task, value_paths
+from rods.synth.profile import (
+    call_values,
+    environment_made,
+    parse_ground_truth,
+    profile_of,
+    result_value,
+    trace_task,
+    value_paths,
+)
 from rods.synth.values import is_distinctive, leaves
-from synth.conftest import stratified
 
 CRITERIA = {"intent", "values", "progress", "natural", "structure"}
 

@@ -139,7 +139,7 @@ CREATES = {"mkdir": "dir_name", "touch": "file_name"}
 
 
 class Suggesting(TemplateBackend):
-    """Picks candidate 0 and suggests a name for each mkdir/touch step, plus a step and a parameter that do not exist."""
+    """Picks candidate 0, suggests a name for each mkdir/touch step, and a step and a parameter that do not exist."""
 
     def _complete(self, request: ChatRequest) -> Completion:
         if request.purpose == "plan.sequence":

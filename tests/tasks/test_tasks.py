@@ -104,7 +104,10 @@ def test_light_imports_do_not_pull_pydantic():
     import subprocess
     import sys
 
-    code = "import sys; from rods.tasks import CATEGORIES, bfcl_record; bfcl_record('multi_turn_base_0'); assert 'pydantic' not in sys.modules"
+    code = (
+        "import sys; from rods.tasks import CATEGORIES, bfcl_record; bfcl_record('multi_turn_base_0'); "
+        "assert 'pydantic' not in sys.modules"
+    )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
 
 
@@ -121,3 +124,34 @@ def test_parquet_task_files(tmp_path, bfcl_tasks):
     path = tmp_path / "tasks.parquet"
     datasets.Dataset.from_list(rows).to_parquet(str(path))
     assert read_tasks(path) == tasks
+
+
+def test_content_hash_ignores_id_and_provenance_and_sees_content(bfcl_tasks):
+    from rods.tasks import content_hash
+
+    hashes = {content_hash(t) for t in bfcl_tasks}
+    assert len(hashes) == len({t.model_dump_json(exclude={"id", "provenance"}) for t in bfcl_tasks})
+    for task in bfcl_tasks[::40]:
+        renamed = task.model_copy(update={"id": task.id + "-copy"}, deep=True)
+        renamed.provenance.origin = "synthetic"
+        assert content_hash(renamed) == content_hash(task)
+        changed = task.model_copy(deep=True)
+        changed.ground_truth[-1] = [*changed.ground_truth[-1], "ls()"]
+        assert content_hash(changed) != content_hash(task)
+
+
+def test_a_task_source_is_a_split_or_a_file(tmp_path):
+    from rods.envs.seeds import DataSettings, load_seeds
+    from rods.tasks import TaskFileError, read_task_source, write_tasks
+
+    test = read_task_source("test")
+    assert [t.id for t in read_task_source("bfcl:test")] == [t.id for t in test] and len(test) == 400
+    path = tmp_path / "few.jsonl"
+    write_tasks(path, test[:3])
+    assert [t.id for t in read_task_source(path)] == [t.id for t in test[:3]]
+    with pytest.raises(ValueError, match="unknown BFCL split 'dev'"):
+        read_task_source("bfcl:dev")
+    with pytest.raises(TaskFileError, match="nope.jsonl: no such file"):
+        read_task_source(tmp_path / "nope.jsonl")
+    with pytest.raises(ValueError, match=r"data.seeds: .*nope.jsonl: no such file"):
+        load_seeds(DataSettings(seeds=str(tmp_path / "nope.jsonl")))

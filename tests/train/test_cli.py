@@ -2,8 +2,6 @@
 
 from pathlib import Path
 
-import pytest
-
 from rods.cli import main
 
 DEMO = Path(__file__).resolve().parents[2] / "configs" / "demo.yaml"

@@ -6,7 +6,7 @@ import pytest
 
 from rods.engine import EngineConfig
 from rods.train import ConfigError, TrainConfig, config_from_dict, dump_config, load_config
-from rods.train.load import apply_overrides
+from rods.train.load import apply_overrides, explain_config
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 EXPERIMENTS = sorted(CONFIGS.glob("*.yaml")) + sorted((CONFIGS / "ablations").glob("*.yaml"))
@@ -46,9 +46,9 @@ def test_every_experiment_file_validates(path):
 
 def test_paper_and_ablations_differ_only_where_they_say():
     paper = load_config(CONFIGS / "paper_qwen3_4b.yaml")
-    assert paper.grpo.num_generations == 16 and paper.engine["K"] == 16
+    assert paper.grpo.num_generations == 16 and paper.engine.K == 16
     assert paper.synthesis.backend == "openai" and "32B" in paper.synthesis.backend_args["model"]
-    assert paper.engine["capacity"] == 400 and paper.data.seeds == "train"
+    assert paper.engine.capacity == 400 and paper.data.seeds == "train"
     ab = CONFIGS / "ablations"
     assert load_config(ab / "binary_reward_training.yaml").grpo.reward == "binary"
     detection = load_config(ab / "binary_detection.yaml").grpo
@@ -65,28 +65,25 @@ def test_paper_and_ablations_differ_only_where_they_say():
     assert load_config(ab / "no_rewrite.yaml").grpo.num_generations == 16
 
 
-def test_unknown_key_is_named(tmp_path):
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("grpo:\n  learnin_rate: 0.1\n", r"bad.yaml: grpo.learnin_rate: unknown key.*learning_rate"),
+        ("engine:\n  alpha_pluss: 0.9\n", r"bad.yaml: engine.alpha_pluss: unknown key; known keys here: .*alpha_plus"),
+        ("engine:\n  alpha_minus: 0.9\n  alpha_plus: 0.5\n", r"bad.yaml: engine: .*alpha_minus <= alpha_plus"),
+        ("engine:\n  K: 0\n", r"bad.yaml: engine.K: Input should be greater than or equal to 1"),
+        ("rollout:\n  tool_docs: short\n", r"bad.yaml: rollout.tool_docs: Input should be 'full', 'compact'"),
+        ("grpo:\n  num_generations: lots\n", r"bad.yaml: grpo.num_generations"),
+    ],
+)
+def test_bad_key_or_value_is_named_with_the_file(tmp_path, text, message):
     bad = tmp_path / "bad.yaml"
-    bad.write_text("grpo:\n  learnin_rate: 0.1\n")
-    with pytest.raises(ConfigError, match=r"bad.yaml: grpo.learnin_rate: unknown key.*learning_rate"):
+    bad.write_text(text)
+    with pytest.raises(ConfigError, match=message):
         load_config(bad)
 
 
-def test_bad_engine_key_and_value_are_named(tmp_path):
-    bad = tmp_path / "e.yaml"
-    bad.write_text("engine:\n  alpha_pluss: 0.9\n")
-    with pytest.raises(ConfigError, match=r"e.yaml: engine: .*alpha_pluss"):
-        load_config(bad)
-    bad.write_text("engine:\n  alpha_minus: 0.9\n  alpha_plus: 0.5\n")
-    with pytest.raises(ConfigError, match=r"engine: .*alpha_minus <= alpha_plus"):
-        load_config(bad)
-
-
-def test_bad_type_and_batch_shape(tmp_path):
-    bad = tmp_path / "t.yaml"
-    bad.write_text("grpo:\n  num_generations: lots\n")
-    with pytest.raises(ConfigError, match=r"grpo.num_generations"):
-        load_config(bad)
+def test_batch_shape_must_fit_the_groups():
     with pytest.raises(ConfigError, match=r"gradient_accumulation_steps"):
         config_from_dict({"grpo": {"num_generations": 4, "tasks_per_step": 1, "gradient_accumulation_steps": 3}})
 
@@ -127,3 +124,22 @@ def test_synthesis_backend_is_never_a_silent_default(tmp_path):
     for path in EXPERIMENTS:  # every shipped experiment says which backend (or turns synthesis off)
         synth = load_config(path).synthesis
         assert not synth.enabled or synth.backend or synth.backends, path
+
+
+def test_explained_config_is_the_resolved_tree_with_every_help_text():
+    import yaml
+    from pydantic import BaseModel
+
+    config = load_config(CONFIGS / "demo.yaml", ["engine.capacity=7"])
+    text = explain_config(config)
+    assert yaml.safe_load(text) == config.model_dump(mode="json")
+    comments = " ".join(line.strip().removeprefix("# ") for line in text.splitlines() if line.strip().startswith("#"))
+
+    def walk(section: BaseModel):
+        for name, field in type(section).model_fields.items():
+            assert " ".join(field.description.split()) in comments, name
+            if isinstance(getattr(section, name), BaseModel):
+                walk(getattr(section, name))
+
+    walk(config)
+    assert "engine:\n" in text and "  capacity: 7" in text

@@ -3,8 +3,8 @@
 The rollout already scored each episode turn by turn (`progress`, `binary`
 columns from `MultiTurnRollout`); this function only picks one of them for the
 policy and, because TRL hands it the G rollouts of a task together, forwards
-each group to `DataEngine.observe`: detection costs no extra inference (DESIGN
-§3). What the engine sees (`engine_signal`) may differ from what the policy
+each group to `DataEngine.observe`: detection costs no extra inference (docs/design.md
+§3.2). What the engine sees (`engine_signal`) may differ from what the policy
 trains on: the paper's binary-detection ablation gives the engine the binary
 verdict while GRPO keeps the progress reward.
 """

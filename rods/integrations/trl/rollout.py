@@ -29,13 +29,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rods.rollout import Episode
+from rods.rollout import Episode, EpisodeOptions
+from rods.rollout.settings import RolloutSettings
 from rods.tasks import Task
-from rods.train.config import RolloutSettings
-from rods.train.prompting import compact_system_prompt
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +64,10 @@ class MultiTurnRollout:
         lookup: task id -> `Task` (the engine's `task`, or a dict's `__getitem__`).
         tokenizer: the policy's tokenizer (with a chat template).
         settings: rollout settings (caps, sampling, tool description).
-        tool_format / tools_in_prompt / system_prompt / chat_template_kwargs: as for `Episode`.
+        options: how episodes talk to the policy (`EpisodeOptions`); the step
+            cap and tool description come from `settings`, and `tools_in_prompt`
+            None means: unless the chat template takes tools.
+        chat_template_kwargs: extra chat-template variables.
     """
 
     def __init__(
@@ -74,18 +76,23 @@ class MultiTurnRollout:
         tokenizer: Any,
         settings: RolloutSettings | None = None,
         *,
-        tool_format: str = "hermes",
-        tools_in_prompt: bool | None = None,
-        system_prompt: str | None = None,
+        options: EpisodeOptions | None = None,
         chat_template_kwargs: dict[str, Any] | None = None,
     ) -> None:
         self.lookup = lookup
         self.tokenizer = tokenizer
         self.settings = settings or RolloutSettings()
-        self.tool_format = tool_format
         self.native_tools = "tools" in (getattr(tokenizer, "chat_template", None) or "")
-        self.tools_in_prompt = (not self.native_tools) if tools_in_prompt is None else tools_in_prompt
-        self.system_prompt = system_prompt
+        options = (options or EpisodeOptions()).for_policy(self.native_tools)
+        #: Whether the chat template is given the tools (native) or the messages carry them.
+        self.tools_in_prompt = bool(options.tools_in_prompt)
+        signatures = self.settings.tool_docs == "signatures"  # the tools are in that system prompt
+        self.options = replace(
+            options,
+            max_steps_per_turn=self.settings.max_steps_per_turn,
+            tool_docs=self.settings.tool_docs,
+            tools_in_prompt=False if signatures else options.tools_in_prompt,
+        )
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
@@ -122,18 +129,7 @@ class MultiTurnRollout:
     # -- the loop -------------------------------------------------------------------
 
     def new_episode(self, task: Task, index: int = 0) -> Episode:
-        system_prompt = self.system_prompt
-        tools_in_prompt = self.tools_in_prompt
-        if self.settings.tool_description == "signatures":
-            system_prompt, tools_in_prompt = compact_system_prompt(task), False
-        return Episode(
-            task,
-            max_steps_per_turn=self.settings.max_steps_per_turn,
-            system_prompt=system_prompt,
-            tool_format=self.tool_format,  # type: ignore[arg-type]
-            tools_in_prompt=tools_in_prompt,
-            sample_index=index,
-        )
+        return Episode(task, self.options, sample_index=index)
 
     def rollout(self, model: Any, tasks: Sequence[Task]) -> dict[str, Any]:
         """Play one episode per entry of `tasks` and return TRL's rollout dict."""

@@ -1,4 +1,4 @@
-"""A short supervised warm start on ground-truth turns, for a policy that cannot call tools yet.
+"""The pieces of the supervised warm start with TRL: SFT examples, the parse-rate probe, `run_sft`.
 
 GRPO learns nothing from a policy whose every rollout scores zero. The embedded
 SmolLM2-135M-Instruct out of the box writes no parseable tool call at all, so
@@ -9,24 +9,21 @@ Hermes ``<tool_call>`` blocks. The tool-call parse rate and the greedy
 progress reward on held-out seeds are measured before and after and written to
 ``warm_start.json``.
 
-The SFT examples come from the train split shaped like the run's seeds (same
-task mix) *minus the run's seeds*: GRPO then trains on tasks the warm start
-never saw, and the parse rate is measured on (the first `eval_tasks` of) those
-seeds.
+`rods.train.warm_start` drives them from a run's config (which tasks, which
+settings, the report).
 """
 
 from __future__ import annotations
 
-import json
+import copy
 import logging
-import time
 from pathlib import Path
 from typing import Any
 
 from rods.envs.calls import CallParseError, parse_calls
 from rods.integrations.trl.rollout import MultiTurnRollout
+from rods.llm.hermes import tool_call_block
 from rods.tasks import Task
-from rods.train.config import TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +39,7 @@ def hermes_calls(gold: list[str]) -> str | None:
         for call in calls:
             if call.args:
                 return None
-            body = json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
-            blocks.append(f"<tool_call>\n{body}\n</tool_call>")
+            blocks.append(tool_call_block(call.name, call.arguments))
     return "\n".join(blocks) if blocks else None
 
 
@@ -67,12 +63,8 @@ def measure(model: Any, rollout: MultiTurnRollout, tasks: list[Task]) -> dict[st
     """Greedy first replies on `tasks`: share with a parseable tool call, and the mean progress reward."""
     if not tasks:
         return {"tasks": 0, "parse_rate": None, "mean_progress": None}
-    settings = rollout.settings.model_copy(update={"temperature": 0.0})
-    probe = MultiTurnRollout(
-        rollout.lookup, rollout.tokenizer, settings, tool_format=rollout.tool_format,
-        tools_in_prompt=rollout.tools_in_prompt, system_prompt=rollout.system_prompt,
-        chat_template_kwargs=rollout.chat_template_kwargs,
-    )
+    probe = copy.copy(rollout)  # the same prompts, sampled greedily
+    probe.settings = rollout.settings.model_copy(update={"temperature": 0.0})
     was_training = model.training
     model.eval()
     try:
@@ -89,64 +81,17 @@ def measure(model: Any, rollout: MultiTurnRollout, tasks: list[Task]) -> dict[st
     }
 
 
-def warm_start(config: TrainConfig, model: Any, tokenizer: Any, seeds: list[Task], run_dir: str | Path) -> dict[str, Any]:
-    """SFT on gold first turns of train tasks other than the run's seeds; returns and writes the report."""
-    import torch
+def run_sft(model: Any, tokenizer: Any, examples: list[dict[str, str]], sft_args: dict[str, Any]) -> float:
+    """TRL's SFTTrainer on prompt/completion `examples`, loss on the completion only; returns the training loss.
+
+    `sft_args` are `SFTConfig` fields (output_dir, max_steps, learning_rate, ...);
+    checkpoints, trackers and progress bars are off.
+    """
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
-    settings = config.warm_start
-    start = time.perf_counter()
-    by_id = {t.id: t for t in seeds}
-    rollout = MultiTurnRollout(
-        by_id.__getitem__, tokenizer, config.rollout, tool_format=config.model.tool_format,
-        tools_in_prompt=config.model.tools_in_prompt, system_prompt=config.model.system_prompt,
-        chat_template_kwargs=config.model.chat_template_kwargs,
-    )
-    from rods.train.run import load_seeds
-
-    seed_ids = {t.id for t in seeds}
-    pool = load_seeds(config.data.model_copy(update={"seeds": "train", "max_slices": None}))
-    examples = sft_examples([t for t in pool if t.id not in seed_ids], rollout)
-    if settings.max_examples:
-        examples = examples[: settings.max_examples]
-    if not examples:
-        raise ValueError("warm_start: no ground-truth turn outside the run's seeds could become an SFT example")
-    held_out = seeds[: settings.eval_tasks]
-    before = measure(model, rollout, held_out)
-    log.info("warm start: parse rate before %.2f on %d seeds (not trained on)", before["parse_rate"] or 0.0, len(held_out))
-    use_cpu = config.grpo.use_cpu if config.grpo.use_cpu is not None else not torch.cuda.is_available()
-    args = SFTConfig(
-        output_dir=str(Path(run_dir) / "warm_start"),
-        max_steps=settings.max_steps,
-        learning_rate=settings.learning_rate,
-        per_device_train_batch_size=settings.batch_size,
-        max_length=settings.max_length,
-        use_cpu=use_cpu,
-        bf16=bool(config.grpo.bf16) and not use_cpu,
-        gradient_checkpointing=False,
-        save_strategy="no",
-        report_to="none",
-        logging_steps=max(1, settings.max_steps // 10),
-        completion_only_loss=True,
-        disable_tqdm=True,
-        seed=config.grpo.seed,
-    )
+    fixed = {"gradient_checkpointing": False, "save_strategy": "no", "report_to": "none", "disable_tqdm": True,
+             "completion_only_loss": True, "logging_steps": max(1, int(sft_args.get("max_steps", 10)) // 10)}
+    args = SFTConfig(**{**fixed, **sft_args})
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(examples), processing_class=tokenizer)
-    output = trainer.train()
-    after = measure(model, rollout, held_out)
-    report = {
-        "examples": len(examples),
-        "steps": settings.max_steps,
-        "train_loss": output.training_loss,
-        "before": before,
-        "after": after,
-        "seconds": round(time.perf_counter() - start, 1),
-    }
-    log.info(
-        "warm start: %d examples, %d steps; parse rate %.2f -> %.2f, progress %.2f -> %.2f",
-        len(examples), settings.max_steps, before["parse_rate"] or 0.0, after["parse_rate"] or 0.0,
-        before["mean_progress"] or 0.0, after["mean_progress"] or 0.0,
-    )
-    Path(run_dir, "warm_start.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-    return report
+    return trainer.train().training_loss

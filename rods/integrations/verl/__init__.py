@@ -12,6 +12,6 @@ Modules (each imports verl or Ray only when used):
 Configs live in `configs/verl/`; `scripts/launch_verl.sh` starts a run.
 """
 
-from rods.integrations.verl.settings import AGENT_NAME, POOL_SOURCE, RodsVerlSettings, SynthesisSettings
+from rods.integrations.verl.settings import AGENT_NAME, POOL_SOURCE, RodsVerlSettings, VerlSynthesisSettings
 
-__all__ = ["AGENT_NAME", "POOL_SOURCE", "RodsVerlSettings", "SynthesisSettings"]
+__all__ = ["AGENT_NAME", "POOL_SOURCE", "RodsVerlSettings", "VerlSynthesisSettings"]

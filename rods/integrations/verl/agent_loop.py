@@ -36,7 +36,7 @@ from uuid import uuid4
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput, register
 
 from rods.integrations.verl.settings import AGENT_NAME, RodsVerlSettings
-from rods.rollout.episode import Episode
+from rods.rollout.episode import Episode, EpisodeOptions
 from rods.tasks import Task
 
 logger = logging.getLogger(__name__)
@@ -63,16 +63,15 @@ class RodsAgentLoop(AgentLoopBase):
         self.response_length = int(self.rollout_config.response_length)
         self.max_assistant_turns = self.rollout_config.multi_turn.get("max_assistant_turns") or None
         self.group_size = int(self.rollout_config.n)
+        self.options = EpisodeOptions(
+            max_steps_per_turn=self.settings.max_steps_per_turn, tool_format=self.settings.tool_format,
+            tools_in_prompt=True,
+        )
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         extra_info = kwargs.get("extra_info") or {}
         task = task_from_extra_info(extra_info)
-        episode = Episode(
-            task,
-            max_steps_per_turn=self.settings.max_steps_per_turn,
-            tool_format=self.settings.tool_format,
-            tools_in_prompt=True,
-        )
+        episode = Episode(task, self.options)
         metrics = {"generate_sequences": 0.0, "tool_calls": 0.0}
         request_id = uuid4().hex
         prompt_ids = await self.ct_build_initial_tokens([dict(m) for m in episode.messages])

@@ -99,9 +99,9 @@ class RodsTaskDataset(Dataset):
             self.step = int(self.engine.current_step())
             self._set_rows(self.engine.active_tasks())
         else:
-            from rods.integrations.verl.engine_actor import load_task_source
+            from rods.tasks import read_task_source
 
-            tasks = [t for source in sources for t in load_task_source(source)]
+            tasks = [t for source in sources for t in read_task_source(source)]
             self._set_rows(tasks)
 
     def _set_rows(self, tasks: list[Task]) -> None:

@@ -33,19 +33,9 @@ import ray
 from rods.engine import DataEngine, EpochReport, SubmitResult
 from rods.engine.store import DB_FILE
 from rods.integrations.verl.settings import RodsVerlSettings
-from rods.tasks import Task, load_split, read_tasks
+from rods.tasks import Task, read_task_source
 
 logger = logging.getLogger(__name__)
-
-
-def load_task_source(source: str) -> list[Task]:
-    """Tasks named by a source string: ``bfcl:train|test|all`` or a tasks JSONL path."""
-    if source.startswith("bfcl:"):
-        split = source.split(":", 1)[1]
-        if split not in ("train", "test", "all"):
-            raise ValueError(f"unknown BFCL split {split!r} in {source!r}; use bfcl:train, bfcl:test or bfcl:all")
-        return load_split(split)
-    return read_tasks(source)
 
 
 class EngineService:
@@ -62,7 +52,7 @@ class EngineService:
         if seeds is None and (Path(self.settings.run_dir) / DB_FILE).exists():
             self.engine = DataEngine.resume(self.settings.run_dir, config)  # a restarted actor
         else:
-            seeds = list(seeds) if seeds is not None else load_task_source(self.settings.seeds)
+            seeds = list(seeds) if seeds is not None else read_task_source(self.settings.seeds)
             self.engine = DataEngine(config, seeds, run_dir=self.settings.run_dir)
         last = getattr(self.engine, "last_step", getattr(self.engine, "_last_step", -1))
         self._step = max(int(last), 0)

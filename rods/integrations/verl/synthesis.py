@@ -11,12 +11,11 @@ endpoint only means fewer candidates.
 Each actor builds its pipeline once: an LLM backend from `rods.llm.make_backend`
 (``openai`` with the endpoint's ``base_url`` and ``model``: a vLLM or SGLang
 server running the synthesis model) and the pipeline from
-`SynthesisSettings.factory`.
+`VerlSynthesisSettings.factory`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import logging
 import os
@@ -26,7 +25,7 @@ from typing import Any
 import ray
 
 from rods.engine.synthesis_worker import AsyncSynthesisWorker
-from rods.integrations.verl.settings import SynthesisSettings
+from rods.integrations.verl.settings import VerlSynthesisSettings
 from rods.tasks import Task
 
 logger = logging.getLogger(__name__)
@@ -53,7 +52,7 @@ class SynthesisActor:
     def __init__(self, settings: dict[str, Any]) -> None:
         from rods.llm import make_backend
 
-        self.settings = SynthesisSettings(**settings)
+        self.settings = VerlSynthesisSettings.model_validate(settings)
         specs = self.settings.backend_specs(api_key=os.environ.get(self.settings.api_key_env, "EMPTY"))
         backends = [make_backend(name, **kwargs) for name, kwargs in specs]
         self.backend = backends[0] if len(backends) == 1 else backends  # several: an ensemble pipeline
@@ -71,7 +70,7 @@ class SynthesisActor:
 class RaySynthesisWorker(AsyncSynthesisWorker):
     """`SynthesisWorker` over N `SynthesisActor`s (see the module docstring)."""
 
-    def __init__(self, settings: SynthesisSettings, *, actor_options: dict[str, Any] | None = None) -> None:
+    def __init__(self, settings: VerlSynthesisSettings, *, actor_options: dict[str, Any] | None = None) -> None:
         if settings.num_workers < 1:
             raise ValueError("RaySynthesisWorker needs rods.synthesis.num_workers >= 1")
         super().__init__()
@@ -79,7 +78,7 @@ class RaySynthesisWorker(AsyncSynthesisWorker):
         options = {"num_cpus": settings.num_cpus, "max_restarts": 2, "max_task_retries": 0}
         options.update(actor_options or {})
         remote = ray.remote(SynthesisActor).options(**options)
-        payload = dataclasses.asdict(settings)
+        payload = settings.model_dump(mode="json")
         self.actors = [remote.remote(payload) for _ in range(settings.num_workers)]
         self._next = 0
 

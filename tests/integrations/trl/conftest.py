@@ -1,36 +1,39 @@
 """A tiny random Llama with the embedded model's tokenizer (chat template and all), built once."""
 
-import os
 from pathlib import Path
 
 import pytest
 
 
-def _embedded_tokenizer(gguf: Path):
-    """SmolLM2's tokenizer; converting it from the GGUF takes ~10 s, so a converted copy is cached on disk."""
+def _embedded_tokenizer(gguf: Path, cache: Path):
+    """SmolLM2's tokenizer; converting it from the GGUF takes ~10 s, so a converted copy is kept in `cache`."""
     from transformers import AutoTokenizer
 
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rods" / "test-tokenizers"
-    folder = base / f"{gguf.stem}-{gguf.stat().st_size}"
+    folder = cache / f"{gguf.stem}-{gguf.stat().st_size}"
     if (folder / "tokenizer_config.json").is_file():
         return AutoTokenizer.from_pretrained(folder)
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    try:
-        tokenizer.save_pretrained(folder)
-    except OSError:  # read-only home: just don't cache
-        pass
+    tokenizer.save_pretrained(folder)
     return tokenizer
 
 
+def _tokenizer_cache(request, tmp_path_factory) -> Path:
+    """pytest's project-local cache (`.pytest_cache/d/`), or this session's temp folder without it."""
+    cache = getattr(request.config, "cache", None)
+    if cache is not None:
+        return Path(cache.mkdir("rods-test-tokenizers"))
+    return tmp_path_factory.mktemp("test-tokenizers")
+
+
 @pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory):
+def tiny_model_dir(tmp_path_factory, request):
     """A saved 2-layer, 32-wide random LlamaForCausalLM + SmolLM2's tokenizer (from the GGUF)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     from rods.llm.embedded import embedded_gguf_path
 
-    tokenizer = _embedded_tokenizer(embedded_gguf_path())
+    tokenizer = _embedded_tokenizer(embedded_gguf_path(), _tokenizer_cache(request, tmp_path_factory))
     torch.manual_seed(0)
     config = LlamaConfig(
         vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,

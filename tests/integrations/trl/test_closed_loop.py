@@ -6,7 +6,7 @@ resuming from a checkpoint restores trainer and engine together and continues.
 
 The seeds are chosen so a random tiny model lands some tasks in the boundary
 zone: miss_param tasks whose first turn has empty ground truth score 1/N for a
-model that never calls a tool (DESIGN §2), base turn slices score 0 (hard).
+model that never calls a tool (docs/design.md §2.4), base turn slices score 0 (hard).
 """
 
 import json
@@ -18,7 +18,7 @@ from rods.engine.events import read_jsonl
 from rods.tasks import load_split, write_tasks
 from rods.train import config_from_dict
 from rods.train.run import train
-from rods.train.slices import turn_slices
+from rods.envs.slices import turn_slices
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +40,7 @@ def test_closed_loop_then_resume(tmp_path, tiny_model_dir, seeds):
         "model": {"name_or_path": str(tiny_model_dir)},
         "data": {"seeds": str(seeds_file)},
         "rollout": {"max_steps_per_turn": 1, "max_reply_tokens": 4, "max_completion_tokens": 512,
-                    "tool_description": "signatures"},
+                    "tool_docs": "signatures"},
         "grpo": {"num_generations": 2, "tasks_per_step": 2, "steps_per_epoch": 2, "max_steps": 4,
                  "save_steps": 2, "learning_rate": 1e-3},
         "engine": {"K": 2, "min_observations": 2, "burn_in_rollouts": 2, "max_seeds_per_step": 2,

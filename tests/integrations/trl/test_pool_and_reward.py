@@ -8,7 +8,7 @@ from rods.engine import DataEngine, EngineConfig
 from rods.integrations.trl.dataset import LivePool, live_pool_dataset
 from rods.integrations.trl.rewards import EngineReward, groups
 from rods.tasks import load_split
-from rods.train.slices import turn_slices
+from rods.envs.slices import turn_slices
 
 
 @pytest.fixture(scope="module")

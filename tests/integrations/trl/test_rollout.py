@@ -2,11 +2,12 @@
 
 import pytest
 
+from rods.envs import ToolEnvironment
 from rods.integrations.trl.rollout import MultiTurnRollout, TokenEpisode
 from rods.integrations.trl.warm_start import hermes_calls
 from rods.tasks import load_split
-from rods.train.config import RolloutSettings
-from rods.train.slices import turn_slices
+from rods.rollout.settings import RolloutSettings
+from rods.envs.slices import turn_slices
 
 
 @pytest.fixture(scope="module")
@@ -24,18 +25,23 @@ def _reply(tok, text):
     return tok(text, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
 
 
-@pytest.mark.parametrize("tool_description", ["signatures", "schemas"])
-def test_scripted_gold_reply_scores_one_and_masks_env_tokens(tiny_tokenizer, slices, tool_description):
+@pytest.mark.parametrize("tool_docs", ["signatures", "full"])
+def test_scripted_gold_reply_scores_one_and_masks_env_tokens(tiny_tokenizer, slices, tool_docs):
     task = slices[0]
     rollout = MultiTurnRollout({task.id: task}.__getitem__, tiny_tokenizer,
-                               RolloutSettings(max_steps_per_turn=3, tool_description=tool_description))
+                               RolloutSettings(max_steps_per_turn=3, tool_docs=tool_docs))
     stream = _stream(rollout, task)
     call = _reply(tiny_tokenizer, hermes_calls(task.ground_truth[0]))
     rollout._take_reply(stream, call)
     assert not stream.finished
     env_part = [t for t, m in zip(stream.completion_ids, stream.env_mask) if m == 0]
     env_text = tiny_tokenizer.decode(env_part)
-    assert "<|im_start|>tool" in env_text or "<tool_response>" in env_text or "tool" in env_text
+    # The env tokens are the gold calls' results, each as a ChatML tool message (SmolLM2's template).
+    tool_messages = [m for m in stream.episode.messages if m["role"] == "tool"]
+    assert [m["content"] for m in tool_messages] == ToolEnvironment(task).execute_all(task.ground_truth[0])
+    assert env_text.startswith("\n<|im_start|>tool\n")
+    for message in tool_messages:
+        assert f"<|im_start|>tool\n{message['content']}<|im_end|>" in env_text
     assert env_text.endswith("<|im_start|>assistant\n"), "env tokens end with the next generation prompt"
     done = _reply(tiny_tokenizer, "Done.")
     rollout._take_reply(stream, done)
@@ -84,7 +90,7 @@ def test_completion_budget_stops_episode(tiny_tokenizer, slices):
 def test_rollout_with_a_model_returns_trl_shapes(tiny_model, tiny_tokenizer, slices):
     tasks = slices[:2]
     rollout = MultiTurnRollout({t.id: t for t in tasks}.__getitem__, tiny_tokenizer,
-                               RolloutSettings(max_reply_tokens=6, max_steps_per_turn=2, tool_description="signatures"))
+                               RolloutSettings(max_reply_tokens=6, max_steps_per_turn=2, tool_docs="signatures"))
     out = rollout.rollout(tiny_model, [tasks[0], tasks[0], tasks[1], tasks[1]])
     assert set(out) >= {"prompt_ids", "completion_ids", "logprobs", "env_mask", "progress", "binary"}
     assert len(out["prompt_ids"]) == 4

@@ -6,8 +6,8 @@ from rods.integrations.trl.rollout import MultiTurnRollout
 from rods.integrations.trl.warm_start import hermes_calls, sft_examples
 from rods.rollout import parse_tool_calls
 from rods.tasks import load_split
-from rods.train.config import RolloutSettings
-from rods.train.slices import turn_slices
+from rods.rollout.settings import RolloutSettings
+from rods.envs.slices import turn_slices
 
 
 def test_hermes_calls_round_trip_through_the_parser():
@@ -22,7 +22,7 @@ def test_hermes_calls_round_trip_through_the_parser():
 def test_sft_examples_match_rollout_prompts(tiny_tokenizer):
     tasks = turn_slices(load_split("train"), max_calls=2)[:6]
     rollout = MultiTurnRollout({t.id: t for t in tasks}.__getitem__, tiny_tokenizer,
-                               RolloutSettings(tool_description="signatures"))
+                               RolloutSettings(tool_docs="signatures"))
     examples = sft_examples(tasks, rollout)
     assert len(examples) >= 4
     episode = rollout.new_episode(tasks[0])

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("ray", reason="ray is not installed (scripts/install_verl_cpu.sh)")
 
 from rods.integrations.verl.dataset import RodsTaskDataset  # noqa: E402
-from rods.integrations.verl.engine_actor import EngineService, load_task_source  # noqa: E402
+from rods.integrations.verl.engine_actor import EngineService  # noqa: E402
+from rods.tasks import read_task_source  # noqa: E402
 from rods.integrations.verl.settings import RodsVerlSettings  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from verl_variants import make_variant  # noqa: E402
 
 ENGINE = {"K": 4, "min_observations": 4, "burn_in_rollouts": 4, "exclusion_window": 1}
@@ -96,9 +93,9 @@ def test_fixed_sources_and_errors(seeds, tmp_path):
     dataset = RodsTaskDataset([str(path)], None, {"train_batch_size": 2})
     assert len(dataset) == 3 and dataset[0]["extra_info"]["report"] is False
     assert len(RodsTaskDataset("bfcl:test", None, {"train_batch_size": 2}, max_samples=5)) == 5
-    assert len(load_task_source("bfcl:train")) == 400
+    assert len(read_task_source("bfcl:train")) == 400
     with pytest.raises(ValueError, match="unknown BFCL split"):
-        load_task_source("bfcl:dev")
+        read_task_source("bfcl:dev")
     with pytest.raises(ValueError, match="cannot be combined"):
         RodsTaskDataset(["rods://pool", str(path)], None, {"train_batch_size": 2})
     with pytest.raises(ValueError, match=r"data.rods: \$\{rods\}"):

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -29,11 +28,10 @@ ray = pytest.importorskip("ray")
 from hydra import compose, initialize_config_dir  # noqa: E402
 
 from rods.integrations.verl.engine_actor import RemoteEngine, forget_engine_actor  # noqa: E402
-from rods.integrations.verl.settings import RodsVerlSettings, SynthesisSettings  # noqa: E402
+from rods.integrations.verl.settings import RodsVerlSettings, VerlSynthesisSettings  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 CONFIG_DIR = HERE.parents[2] / "configs" / "verl"
-sys.path.insert(0, str(HERE))
 from verl_variants import make_variant  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -60,7 +58,11 @@ def seeds(train_tasks):
 
 def settings_for(tmp_path, name, **extra) -> RodsVerlSettings:
     return RodsVerlSettings(
-        run_dir=str(tmp_path / name), engine_actor=f"engine-{name}", namespace="rods-test", engine=dict(SMALL_ENGINE), **extra
+        run_dir=str(tmp_path / name),
+        engine_actor=f"engine-{name}",
+        namespace="rods-test",
+        engine=dict(SMALL_ENGINE),
+        **extra,
     )
 
 
@@ -177,9 +179,9 @@ class Recording:
 
 
 def test_agent_loop_plays_bfcl_tasks_masks_and_reports(ray_cluster, seeds, tmp_path):
-    from verl_tiny import GoldServerManager, TinyServerManager, tiny_model, tiny_tokenizer
-
     from rods.integrations.verl.dataset import task_row
+
+    from verl_tiny import GoldServerManager, TinyServerManager, tiny_model, tiny_tokenizer
 
     cfg = trainer_config(tmp_path, "loop")
     settings = RodsVerlSettings.from_trainer_config(cfg)
@@ -204,15 +206,22 @@ def test_agent_loop_plays_bfcl_tasks_masks_and_reports(ray_cluster, seeds, tmp_p
         assert "<|im_start|>tool" in context and "<|im_start|>user" in context  # tool results and user turns: 0
         assert "I have updated some more functions" in context  # the reveal turn, as BFCL words it
         assert out.prompt_ids == tok.apply_chat_template(
-            [{"role": "system", "content": tok.decode(out.prompt_ids).split("<|im_start|>system\n")[1].split("<|im_end|>")[0]},
-             {"role": "user", "content": reveal.question[0][0].content}],
-            add_generation_prompt=True, tokenize=True, return_dict=False,
+            [
+                {
+                    "role": "system",
+                    "content": tok.decode(out.prompt_ids).split("<|im_start|>system\n")[1].split("<|im_end|>")[0],
+                },
+                {"role": "user", "content": reveal.question[0][0].content},
+            ],
+            add_generation_prompt=True,
+            tokenize=True,
+            return_dict=False,
         )
     assert engine.stats(reveal.id)["rewards"] == [1.0, 1.0]
     # The incremental token stream is the chat template's rendering of the whole episode.
-    from rods.rollout.episode import Episode
+    from rods.rollout.episode import Episode, EpisodeOptions
 
-    episode = Episode(reveal, tools_in_prompt=True)
+    episode = Episode(reveal, EpisodeOptions(tools_in_prompt=True))
     for run in runs(outs[0].response_mask, outs[0].response_ids)[0]:
         episode.advance(tok.decode(run, skip_special_tokens=True))
     assert episode.done
@@ -269,7 +278,11 @@ def test_dataset_rereads_pool_at_epoch_boundary(ray_cluster, seeds, tmp_path):
     assert all(engine.stats(t)["n_groups"] >= 1 for t in set(served))
     # the sampler's len() at the start of the next epoch runs the next boundary: the last variant joins
     variants = {f"{seeds[i].id}__v7" for i in (0, 3, 4)}
-    assert len(dataset) == 13 and dataset.epoch == 2 and dataset.last_report["injected"] == sorted(variants - set(injected))
+    assert (
+        len(dataset) == 13
+        and dataset.epoch == 2
+        and dataset.last_report["injected"] == sorted(variants - set(injected))
+    )
     ray.kill(engine.handle)
 
 
@@ -278,7 +291,7 @@ def test_ray_synthesis_workers_call_the_endpoint_and_fill_the_queue(
 ):
     # each endpoint call stalls a little, so a blocking hand-off would be visible
     scripted_openai_server.script([], default={"content": "A trader rebalances before the close.", "sleep": 2.0})
-    synthesis = SynthesisSettings(
+    synthesis = VerlSynthesisSettings(
         num_workers=2, backend="openai", base_url=scripted_openai_server.base_url, model="scripted-model",
         num_cpus=0, factory="verl_variants:narrative_variants", backend_kwargs={"max_retries": 1},
     )
@@ -311,9 +324,10 @@ def test_verls_agent_loop_worker_runs_a_pool_batch_and_rewards_reach_the_engine(
     from verl.protocol import DataProto
     from verl.trainer.ppo.utils import create_rl_sampler
     from verl.utils.dataset.rl_dataset import collate_fn
-    from verl_tiny import GoldServerManager, save_tiny_checkpoint, tiny_tokenizer
 
     from rods.integrations.verl.dataset import RodsTaskDataset
+
+    from verl_tiny import GoldServerManager, save_tiny_checkpoint, tiny_tokenizer
 
     tok = tiny_tokenizer(seeds)
     save_tiny_checkpoint(tok, tmp_path / "model")
@@ -353,7 +367,7 @@ def test_verls_agent_loop_worker_runs_a_pool_batch_and_rewards_reach_the_engine(
 
 def test_ray_synthesis_workers_run_rods_pipeline(ray_cluster, seeds, tmp_path):
     """The default factory: rods' five-stage pipeline (model-free template backend) inside a Ray worker."""
-    synthesis = SynthesisSettings(num_workers=1, backend="template", num_cpus=0)
+    synthesis = VerlSynthesisSettings(num_workers=1, backend="template", num_cpus=0)
     settings = settings_for(tmp_path, "pipeline", synthesis=synthesis)
     engine = RemoteEngine.connect(settings, seeds)
     engine.begin_step(1)
@@ -369,7 +383,9 @@ def test_ray_synthesis_workers_run_rods_pipeline(ray_cluster, seeds, tmp_path):
     assert metrics["synthesis_failures"] == 0 and metrics["queue"] == metrics["synthesis_produced"] >= 1
     report = engine.end_epoch(2)["report"]
     variants = [t for t in engine.active_tasks() if t.id in report["injected"]]
-    assert variants and all(v.origin == "synthetic" and v.provenance.parent_id in {t.id for t in base} for v in variants)
+    assert variants and all(
+        v.origin == "synthetic" and v.provenance.parent_id in {t.id for t in base} for v in variants
+    )
     # Seeds were selected at step 1 and again when end_epoch finished step 2; synthesis is
     # asynchronous and the pool injects the newest candidates first, so either step may show.
     assert {v.provenance.step_created for v in variants} <= {1, 2}, [v.provenance.step_created for v in variants]

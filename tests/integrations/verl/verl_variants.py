@@ -8,7 +8,10 @@ from rods.tasks import Message, Provenance, Task
 def make_variant(seed: Task, n: int, narrative: str = "") -> Task:
     """A synthetic variant of `seed` with new wording (so a new fingerprint) and the same calls."""
     question = [
-        [Message(role=m.role, content=f"{m.content} (variant {n}{': ' + narrative if narrative else ''})") for m in turn]
+        [
+            Message(role=m.role, content=f"{m.content} (variant {n}{': ' + narrative if narrative else ''})")
+            for m in turn
+        ]
         for turn in seed.question
     ]
     return seed.model_copy(

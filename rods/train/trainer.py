@@ -1,7 +1,7 @@
-"""Assembling TRL's GRPOTrainer for RODS: policy loading, GRPOConfig, rollout, reward, engine hooks.
+"""Assembling TRL's GRPOTrainer from a `TrainConfig`: policy loading, GRPOConfig, rollout, reward, engine hooks.
 
-`build_trainer` wires the pieces of this package together; `rods.train.run`
-drives it from a `TrainConfig` and a run directory. Plain GRPO (no engine) is
+`build_trainer` wires the pieces of `rods.integrations.trl` together (they know
+nothing of `TrainConfig`); `rods.train.run` drives it with a run directory. Plain GRPO (no engine) is
 the same trainer with `engine=None` and a fixed task list, which is what the
 overhead benchmark compares against.
 """
@@ -18,36 +18,21 @@ from rods.integrations.trl.dataset import LivePool, live_pool_dataset
 from rods.integrations.trl.rewards import EngineReward
 from rods.integrations.trl.rollout import MultiTurnRollout
 from rods.tasks import Task
-from rods.train.config import EMBEDDED, ModelSettings, TrainConfig
+from rods.llm.weights import load_causal_lm
+from rods.rollout import EpisodeOptions
+from rods.train.config import ModelSettings, TrainConfig
 
 log = logging.getLogger(__name__)
 
 
 def load_policy(settings: ModelSettings, *, device: str | None = None) -> tuple[Any, Any]:
-    """(model, tokenizer) of the policy; 'embedded' is SmolLM2-135M-Instruct from its GGUF, dequantized."""
+    """(model, tokenizer) of the policy (`rods.llm.weights`); dtype auto is bfloat16 on a GPU, else float32."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    path, gguf = settings.name_or_path, settings.gguf_file
-    if path == EMBEDDED:
-        from rods.llm.embedded import embedded_gguf_path
-
-        file = embedded_gguf_path()
-        path, gguf = str(file.parent), file.name
-    kwargs: dict[str, Any] = {}
-    if gguf:
-        from transformers import GgufConfig
-
-        kwargs.update(gguf_file=gguf, quantization_config=GgufConfig(dequantize=True))
     dtype = settings.torch_dtype
     if dtype == "auto":
         dtype = "bfloat16" if (torch.cuda.is_available() and device != "cpu") else "float32"
-    tokenizer = AutoTokenizer.from_pretrained(path, **({"gguf_file": gguf} if gguf else {}))
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype), **kwargs)
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    return model, tokenizer
+    return load_causal_lm(settings.name_or_path, settings.gguf_file, dtype=dtype)
 
 
 def _score_only_completions_on_cpu() -> None:
@@ -116,6 +101,18 @@ def grpo_config(config: TrainConfig, output_dir: str | Path, *, max_steps: int |
     return GRPOConfig(**kwargs)
 
 
+def make_rollout(config: TrainConfig, lookup: Callable[[str], Task], tokenizer: Any) -> MultiTurnRollout:
+    """The token-level agent loop of this run (rollout settings and the policy's tool format)."""
+    options = EpisodeOptions(
+        system_prompt=config.model.system_prompt,
+        tool_format=config.model.tool_format,
+        tools_in_prompt=config.model.tools_in_prompt,
+    )
+    return MultiTurnRollout(
+        lookup, tokenizer, config.rollout, options=options, chat_template_kwargs=config.model.chat_template_kwargs
+    )
+
+
 def build_trainer(
     config: TrainConfig,
     model: Any,
@@ -155,15 +152,7 @@ def build_trainer(
         pool_source, config.grpo.tasks_per_step, config.grpo.steps_per_epoch, seed=config.grpo.seed,
         first_epoch=first_epoch, fresh=fresh,
     )
-    rollout = MultiTurnRollout(
-        lookup,
-        tokenizer,
-        config.rollout,
-        tool_format=config.model.tool_format,
-        tools_in_prompt=config.model.tools_in_prompt,
-        system_prompt=config.model.system_prompt,
-        chat_template_kwargs=config.model.chat_template_kwargs,
-    )
+    rollout = make_rollout(config, lookup, tokenizer)
     reward = EngineReward(config.grpo.reward, engine, engine_signal=config.grpo.engine_signal)
     callbacks: list[Any] = []
     if engine is not None:

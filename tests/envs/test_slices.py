@@ -1,11 +1,10 @@
-"""Turn slices (a documented task transformation) and compact tool prompts."""
+"""Turn slices: first turns of seed tasks as one-turn tasks (`rods.envs.slices`)."""
 
 import pytest
 
+from rods.envs.slices import first_turn_slice, turn_slices
 from rods.reward import score
 from rods.tasks import load_split
-from rods.train.prompting import compact_system_prompt, signature
-from rods.train.slices import first_turn_slice, turn_slices
 
 
 @pytest.fixture(scope="module")
@@ -40,16 +39,3 @@ def test_slice_filters(train):
     one = turn_slices(train, max_calls=1)
     assert one and all(len(t.ground_truth[0]) == 1 for t in one)
     assert len(turn_slices(train, max_calls=1, limit=5)) == 5
-
-
-def test_compact_prompt_lists_available_signatures_only(train):
-    mf = next(t for t in train if t.category == "miss_func")
-    hidden = mf.held_out_functions(0)
-    prompt = compact_system_prompt(mf, 0)
-    assert "<tool_call>" in prompt
-    assert not any(f"\n{name}(" in prompt for name in hidden)
-    revealed = compact_system_prompt(mf, mf.num_turns - 1)
-    assert all(f"\n{name}(" in revealed for name in hidden)
-    doc = {"name": "mv", "parameters": {"properties": {"source": {"type": "string"}, "n": {"type": "integer"}},
-                                        "required": ["source"]}}
-    assert signature(doc) == "mv(source: string, n: integer = ...)"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from rods.tasks.jsonlines import iter_json_objects
+from rods.tasks.jsonlines import iter_json_objects, write_lines
 from rods.tasks.model import Task
 
 
@@ -109,12 +109,21 @@ def write_tasks(path: str | Path, tasks: Iterable[Task]) -> int:
 
 def append_tasks(path: str | Path, tasks: Iterable[Task]) -> int:
     """Append tasks to a JSONL file, flushing each line (used for streaming outputs)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
-    with path.open("a", encoding="utf-8") as fh:
-        for task in tasks:
-            fh.write(dump_task(task) + "\n")
-            fh.flush()
-            count += 1
-    return count
+    return write_lines(path, (dump_task(task) for task in tasks), append=True, flush_each=True)
+
+
+#: The BFCL splits a task source may name instead of a file.
+SPLITS = ("train", "test", "all")
+
+
+def read_task_source(source: str | Path) -> list[Task]:
+    """Tasks named by a source: a BFCL split (``train``, ``test``, ``all``, also as ``bfcl:train``) or a task file."""
+    text = str(source)
+    split = text.removeprefix("bfcl:")
+    if split in SPLITS:
+        from rods.tasks.bfcl import load_split
+
+        return load_split(split)  # type: ignore[arg-type]
+    if text.startswith("bfcl:"):
+        raise ValueError(f"unknown BFCL split {split!r} in {text!r}; use bfcl:train, bfcl:test or bfcl:all")
+    return read_tasks(source)

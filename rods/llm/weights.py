@@ -1,0 +1,67 @@
+"""Loading a causal LM and its tokenizer: a model folder, a GGUF file, or the embedded SmolLM2.
+
+The one loader of rods: the local LLM backend, `rods eval` and the trainer all
+load weights here. GGUF weights are dequantized (transformers' `GgufConfig`),
+so training and generation see ordinary float tensors. Heavy imports (torch,
+transformers) stay inside the function.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from rods.llm.embedded import embedded_gguf_path
+
+logger = logging.getLogger(__name__)
+
+#: The model name that means "the embedded SmolLM2-135M-Instruct GGUF".
+EMBEDDED = "embedded"
+
+
+def weights_location(name_or_path: str | Path, gguf_file: str | None = None) -> tuple[str, str | None]:
+    """(folder or hub id, GGUF file name or None) for 'embedded', a ``.gguf`` path, or a model folder.
+
+    Raises:
+        FileNotFoundError: a ``.gguf`` path that is not a file, or a missing embedded model.
+    """
+    if str(name_or_path) == EMBEDDED:
+        path = embedded_gguf_path()
+        return str(path.parent), path.name
+    path = Path(name_or_path)
+    if gguf_file is None and path.suffix == ".gguf":
+        if not path.is_file():
+            raise FileNotFoundError(f"GGUF file {path} does not exist")
+        return str(path.parent), path.name
+    return str(name_or_path), gguf_file
+
+
+def load_causal_lm(name_or_path: str | Path, gguf_file: str | None = None, *, dtype: str = "float32") -> tuple[Any, Any]:
+    """``(model, tokenizer)`` with a pad token set (the end-of-sequence token when the tokenizer has none).
+
+    Args:
+        name_or_path: 'embedded', a ``.gguf`` file, a model folder (or a cached hub id).
+        gguf_file: the GGUF file inside the folder `name_or_path`, if the weights are GGUF.
+        dtype: torch dtype name of the weights (``float32``, ``bfloat16``, ``float16``).
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    source, gguf = weights_location(name_or_path, gguf_file)
+    start = time.perf_counter()
+    kwargs: dict[str, Any] = {}
+    if gguf:
+        from transformers import GgufConfig
+
+        kwargs = {"gguf_file": gguf}
+    tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
+    if gguf:
+        kwargs["quantization_config"] = GgufConfig(dequantize=True)
+    model = AutoModelForCausalLM.from_pretrained(source, dtype=getattr(torch, dtype), **kwargs)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    logger.info("loaded %s%s in %.1fs", source, f" ({gguf})" if gguf else "", time.perf_counter() - start)
+    return model, tokenizer
