@@ -19,7 +19,7 @@ from rods.synth.api_graph import default_graph
 from rods.synth.pipeline import Pipeline, SynthConfig
 from rods.tasks.bfcl import CATEGORIES, load_split
 
-STAGE_PURPOSES = {"plan": ("plan.calls", "plan.narrative"), "execute": ("config_patch",),
+STAGE_PURPOSES = {"plan": ("plan.narrative", "plan.sequence"), "execute": ("config_patch",),
                   "rewrite": ("rewrite",), "judge": ("judge",), "augment": (), "gate": ()}
 
 

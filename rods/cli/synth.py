@@ -35,7 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=None, help="use only the first N seeds")
     p.add_argument("--workers", type=int, default=2, help="seeds synthesized concurrently")
     p.add_argument("--ablation", choices=["no_rewrite", "no_narrative", "no_feedback_repair"], default=None)
-    p.add_argument("--augment", type=float, default=0.0, help="chance to turn a basic variant into miss_func/miss_param")
+    p.add_argument("--augment", type=float, default=0.0,
+                   help="chance to turn a basic variant into miss_func/miss_param")
     p.add_argument("--vary-counts", action="store_true",
                    help="let a variant drop a read call without data flow (default: the seed's call counts)")
     p.add_argument("--seed", type=int, default=0, help="random seed")
@@ -111,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
     table.add_column("passed", justify="right")
     table.add_column("pass rate", justify="right")
     table.add_column("LLM calls / accepted", justify="right")
-    by_stage = {"plan": ("plan.calls", "plan.narrative"), "execute": ("config_patch",), "rewrite": ("rewrite", "rewrite.turn"),
+    by_stage = {"plan": ("plan.narrative", "plan.sequence"), "execute": ("config_patch",),
+                "rewrite": ("rewrite", "rewrite.turn"),
                 "judge": ("judge",)}
     per = report["llm"]["calls_per_accepted_by_stage"]
     for stage, n in report["attempts"].items():

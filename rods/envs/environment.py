@@ -184,12 +184,18 @@ class ToolEnvironment:
         """True while a class's instance is still exactly its template's (never thawed)."""
         return cls in self._frozen
 
-    def fork(self) -> ToolEnvironment:
-        """An independent deep copy of this environment in its current state."""
+    def fork(self, classes: Iterable[str] | None = None) -> ToolEnvironment:
+        """An independent deep copy of this environment in its current state.
+
+        With `classes`, only those instances are copied and the others are
+        shared: cheap copy-on-write for a caller that runs calls of those
+        classes only and never mutates this environment again.
+        """
         env = ToolEnvironment.__new__(ToolEnvironment)
         env.involved_classes, env.long_context = list(self.involved_classes), self.long_context
         env._owners = self._owners
-        env._live = {cls: thaw(freeze(inst)) for cls, inst in self._live.items()}
+        copied = set(self._live) if classes is None else set(classes)
+        env._live = {cls: thaw(freeze(inst)) if cls in copied else inst for cls, inst in self._live.items()}
         env._frozen, env.template, env._called = dict(self._frozen), self.template, set(self._called)
         return env
 

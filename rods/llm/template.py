@@ -13,8 +13,8 @@ left to the executor's deterministic rules.
 
 Purposes answered (anything else is an error):
 
-* ``plan.calls``: pick a sibling function per call index (seeded, deterministic);
-* ``plan.narrative``: one narrative sentence for the whole task;
+* ``plan.narrative``: one narrative for the whole task, written before the calls are fixed;
+* ``plan.sequence``: pick one of the planner's candidate call sequences (a seeded draw);
 * ``rewrite``: one user query per turn, all turns at once;
 * ``rewrite.turn``: one turn's query on its own (the no-rewrite ablation);
 * ``judge``: verdicts for the criteria that need judgement (``natural``, ``intent``);
@@ -42,6 +42,14 @@ SUBJECTS = {
     "TravelAPI": "an upcoming trip",
     "VehicleControlAPI": "my car",
 }
+
+#: Seeded closing sentences of template narratives.
+GOALS = [
+    "I want each step done in order and to check the results as I go.",
+    "I have a deadline this afternoon, so I want it settled in one sitting.",
+    "A colleague is waiting on me, so I need everything in good shape soon.",
+    "I keep putting this off; today I want it finished properly.",
+]
 
 OPENERS = ["First,", "Next,", "After that,", "Then,", "Now,", "Building on that,", "Also,"]
 
@@ -149,7 +157,7 @@ class TemplateBackend(LLMBackend):
     def _complete(self, request: ChatRequest) -> Completion:
         ctx = request.context or {}
         handler = {
-            "plan.calls": self._choose,
+            "plan.sequence": self._choose_sequence,
             "plan.narrative": self._narrative,
             "rewrite": self._rewrite,
             "rewrite.turn": self._rewrite_turn,
@@ -163,20 +171,16 @@ class TemplateBackend(LLMBackend):
     # ------------------------------------------------------------ purposes
 
     @staticmethod
-    def _choose(ctx: dict) -> dict:
-        rng = random.Random(ctx.get("seed", 0))
-        return {"functions": {k: rng.choice(v) for k, v in sorted(ctx.get("options", {}).items()) if v}}
+    def _choose_sequence(ctx: dict) -> dict:
+        candidates = ctx.get("candidates") or [[]]
+        return {"choice": random.Random(ctx.get("seed", 0)).randrange(len(candidates))}
 
     @staticmethod
     def _narrative(ctx: dict) -> dict:
         classes = ctx.get("classes", [])
-        subjects = [SUBJECTS.get(c, c) for c in classes]
-        turns = [t for t in ctx.get("turns", []) if t]
-        first = action(turns[0][0].get("description", "")) if turns else "get some work done"
-        last = action(turns[-1][-1].get("description", "")) if turns else first
-        about = " and ".join(subjects) if subjects else "my tasks"
-        return {"narrative": f"I am sorting out {about} today. I want to start by being able to {first}, "
-                             f"and I will finish once I can {last}."}
+        about = " and ".join(SUBJECTS.get(c, c) for c in classes) or "my tasks"
+        goal = random.Random(ctx.get("seed", 0)).choice(GOALS)
+        return {"narrative": f"I am sorting out {about} today. {goal}"}
 
     @staticmethod
     def _rewrite(ctx: dict) -> dict:

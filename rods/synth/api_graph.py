@@ -9,9 +9,13 @@ of :mod:`rods.synth.profile`, from executions). Each node also records its
 "read" if none did (always for the stateless MathAPI), "unknown" if the
 function was never executed (no siblings).
 
-The planner uses the graph to substitute a call by a *sibling*: a read function
-of the same class with the same typed required parameters (`cat` / `tail`,
-`add` / `multiply`, `mean` / `max_value` ...), which keeps Φ.
+The planner samples new call sequences from it (:mod:`rods.synth.planner`):
+each position draws a function of its class, preferring the seed position's
+effect, functions the graph has seen taking values from the functions chosen
+at the position's data-flow sources (`edges`), and, where later calls need a
+value, functions seen feeding their class. `siblings` (same class, effect and
+typed required parameters: `cat` / `tail`, `add` / `multiply`) remain as a
+description of the graph.
 """
 
 from __future__ import annotations

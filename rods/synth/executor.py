@@ -1,9 +1,11 @@
 """Stage 2, Execute: run a plan from its new config to get the ground truth.
 
 Calls run in order on a fresh :class:`~rods.envs.environment.ToolEnvironment`
-built from the plan's initial config; bound arguments are filled from the new
-results first. The first call that fails (an exception or a result carrying an
-"error") stops the run and is reported as a :class:`Failure`.
+built from the plan's initial config; each planned position is resolved in
+the live state (:mod:`rods.synth.resolver`: function, state-aware arguments,
+exactly the planned data flow). When a position cannot be resolved, the run
+stops with a :class:`Failure` at the deepest position reached (the call that
+failed there, or "nothing fits the planned data flow").
 
 On failure, :meth:`Executor.patch` proposes a **Config Patch**: deterministic
 edits for the common preconditions (log in / authenticate, add funds, open the
@@ -24,7 +26,7 @@ from rods.envs.calls import ToolCall, format_call
 from rods.envs.environment import ToolEnvironment
 from rods.llm.base import LLMBackend
 from rods.synth.planner import Plan
-from rods.synth.profile import is_error, result_value
+from rods.synth.resolver import resolve
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +38,7 @@ class Failure:
     index: int
     function: str
     result: str
-    kind: str = "execution"  # execution | binding
+    kind: str = "execution"  # execution | binding | plan (nothing fits the planned data flow)
 
     def __str__(self) -> str:
         return f"{self.kind} failure at call {self.index} ({self.function}): {self.result[:160]}"
@@ -51,64 +53,33 @@ class Execution:
     ground_truth: list[list[str]] = field(default_factory=list)
     failure: Failure | None = None
     env: ToolEnvironment | None = None
+    fallbacks: list[tuple[int, str]] = field(default_factory=list)  # (position, planned function that did not fit)
 
     @property
     def ok(self) -> bool:
         return self.failure is None
 
 
-def _follow(value: Any, path: tuple) -> Any:
-    for step in path:
-        if isinstance(value, dict) and step in value:
-            value = value[step]
-        elif isinstance(value, list) and isinstance(step, int) and step < len(value):
-            value = value[step]
-        else:
-            raise KeyError(path)
-    return value
-
-
 def run_plan(plan: Plan) -> Execution:
-    """Execute the plan's calls in order from its initial config."""
-    env = ToolEnvironment(plan.initial_config, plan.seed.involved_classes, long_context=plan.seed.long_context)
-    out = Execution(ground_truth=[[] for _ in range(plan.seed.num_turns)], env=env)
-    for j, planned in enumerate(plan.calls):
-        args, arguments = list(planned.args), dict(planned.arguments)
-        for key, (src, path) in planned.bindings.items():
-            try:
-                value = _follow(result_value(out.results[src]), path)
-            except (KeyError, IndexError):
-                out.failure = Failure(j, planned.name, f"bound value missing at {path} of call {src}", "binding")
-                return out
-            name, _, element = key.partition("[")
-            if name.startswith("#"):
-                container, slot = args, int(name[1:])
-                if slot >= len(container):
-                    continue
-            else:
-                container, slot = arguments, name
-                if slot not in container:
-                    continue
-            if element:
-                items = list(container[slot])
-                items[int(element.rstrip("]"))] = value
-                container[slot] = items
-            else:
-                container[slot] = value
-        call = ToolCall(planned.name, arguments, tuple(args))
-        result = env.execute(call)
-        out.calls.append(call)
-        out.results.append(result)
-        out.ground_truth[planned.turn].append(format_call(call))
-        if is_error(result) or _is_error_list(result):
-            out.failure = Failure(j, planned.name, result)
-            return out
+    """Execute the plan's calls in order from its initial config (:func:`rods.synth.resolver.resolve`)."""
+    resolution = resolve(plan)
+    dead = resolution.dead_end
+    steps = resolution.steps if dead is None else dead.steps
+    out = Execution(ground_truth=[[] for _ in range(plan.seed.num_turns)], fallbacks=resolution.fallbacks)
+    for planned, step in zip(plan.calls, steps):
+        out.calls.append(step.call)
+        out.results.append(step.result)
+        out.ground_truth[planned.turn].append(format_call(step.call))
+    out.env = steps[-1].env if steps else None
+    if dead is not None:
+        if dead.call is not None:
+            out.calls.append(dead.call)
+            out.results.append(dead.result)
+        out.env = dead.env
+        out.failure = Failure(dead.index, dead.function, dead.result, dead.kind)
+    else:
+        plan.name_held_out()
     return out
-
-
-def _is_error_list(result: str) -> bool:
-    value = result_value(result)
-    return isinstance(value, list) and bool(value) and isinstance(value[0], dict) and "error" in value[0]
 
 
 PATCH_SCHEMA = {

@@ -27,21 +27,21 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from rods.llm.base import LLMBackend, LLMError
 from rods.llm.stats import merge_snapshots, per_accepted
 from rods.synth.api_graph import APIGraph, default_graph
-from rods.synth.augmenter import KINDS as AUGMENT_KINDS
-from rods.synth.augmenter import augment, expected_profile
+from rods.synth.augmenter import KINDS as AUGMENT_KINDS, augment, expected_profile
 from rods.synth.ensemble import ROUTINGS, Router, backbone_names
 from rods.synth.executor import Execution, Executor
 from rods.synth.judge import Judge
 from rods.synth.planner import Plan, Planner, PlannerConfig
 from rods.synth.profile import ComplexityProfile, environment_made, profile_of, trace_task
-from rods.synth.rewriter import Rewriter, RewriteError, turn_contexts, with_queries
+from rods.synth.rewriter import RewriteError, Rewriter, turn_contexts, with_queries
 from rods.synth.values import is_distinctive, leaves
 from rods.tasks.model import Provenance, Task
 
@@ -68,7 +68,7 @@ class SynthConfig:
         judge: the Judge stage.
         augment: turn accepted variants into miss_func / miss_param variants
             ("none", or the probability of trying one).
-        substitute_prob: chance a call is replaced by an API-graph sibling.
+        candidates: graph-valid call sequences the planner offers the backend per plan.
         same_counts: keep the seed's calls per turn (False: a variant may drop one
             read call without data-flow edges; Φ then matches on topology, depth,
             turns and categories, not on call counts).
@@ -86,7 +86,7 @@ class SynthConfig:
     feedback_repair: bool = True
     judge: bool = True
     augment: float = 0.0
-    substitute_prob: float = 0.25
+    candidates: int = 4
     same_counts: bool = True
     workers: int = 2
     routing: str = "round_robin"
@@ -95,13 +95,12 @@ class SynthConfig:
     step_created: int | None = None
 
     def __post_init__(self) -> None:
-        if self.per_seed < 1 or self.max_attempts < 1 or self.workers < 1:
-            raise ValueError("SynthConfig: per_seed, max_attempts and workers must be >= 1")
+        if self.per_seed < 1 or self.max_attempts < 1 or self.workers < 1 or self.candidates < 1:
+            raise ValueError("SynthConfig: per_seed, max_attempts, workers and candidates must be >= 1")
         if self.routing not in ROUTINGS:
             raise ValueError(f"SynthConfig: routing must be one of {list(ROUTINGS)}, got {self.routing!r}")
-        for name in ("augment", "substitute_prob"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"SynthConfig: {name} must be a probability in [0, 1], got {getattr(self, name)}")
+        if not 0.0 <= self.augment <= 1.0:
+            raise ValueError(f"SynthConfig: augment must be a probability in [0, 1], got {self.augment}")
 
     @classmethod
     def ablation(cls, name: str, **kw: Any) -> SynthConfig:
@@ -207,7 +206,7 @@ class Pipeline:
         self.backend = backend
         self.config = config or SynthConfig()
         self.graph = graph or default_graph()
-        self.planner = Planner(backend, self.graph, PlannerConfig(substitute_prob=self.config.substitute_prob,
+        self.planner = Planner(backend, self.graph, PlannerConfig(candidates=self.config.candidates,
                                                                    narrative=self.config.narrative,
                                                                    same_counts=self.config.same_counts))
         self.executor = Executor(backend, llm_patches=self.config.feedback_repair)
@@ -304,9 +303,14 @@ class Pipeline:
 
     def _plan_and_execute(self, seed: Task, index: int, rng: random.Random, seed_profile: ComplexityProfile,
                           stats: SynthStats) -> tuple[Plan, Execution, int]:
-        """Plan, run, patch or re-plan (blacklisting what failed) until a run keeps Φ; at most `max_attempts` runs."""
+        """Plan, run, patch or re-plan until a run keeps Φ; at most `max_attempts` runs.
+
+        A failing function is blacklisted at its position for the re-plan (and
+        remembered for later variants of the seed); so are planned functions the
+        executor had to replace by an alternative.
+        """
         cfg = self.config
-        blacklist: set[str] = set()
+        blacklist: set[tuple[int, str]] = set()
         patched: set[str] = set()
         plan: Plan | None = None
         last = "no attempt"
@@ -320,6 +324,9 @@ class Pipeline:
                 stats.passed["plan"] += 1
             stats.attempts["execute"] += 1
             execution = self.executor.run(plan)
+            for position, function in [] if blind else execution.fallbacks:
+                self.planner.remember_failure(seed, function, position)
+                blacklist.add((position, function))
             if execution.ok:
                 variant_profile = profile_of(self._candidate(seed, plan, execution, index, attempts))
                 if variant_profile.matches(seed_profile, same_counts=cfg.same_counts):
@@ -327,15 +334,15 @@ class Pipeline:
                     return plan, execution, attempts
                 last = "profile_mismatch:" + ",".join(seed_profile.mismatches(variant_profile,
                                                                              same_counts=cfg.same_counts))
-                # undo the substitutions; without any, try other values with the same functions
-                blacklist.update(plan.substitutions.values() or [c.name for c in plan.calls])
+                blacklist.update((j, c.name) for j, c in enumerate(plan.calls) if c.name != c.original)
                 replan = True
                 continue
-            last = f"execution:{execution.failure.function}"
+            failure = execution.failure
+            last = f"{failure.kind}:{failure.function}"
             if blind:  # (lang) the ablation: no failure memory, no patch; the next attempt re-samples
                 replan = True
                 continue
-            self.planner.remember_failure(seed, execution.failure.function)
+            self.planner.remember_failure(seed, failure.function, failure.index)
             patch = self.executor.patch(plan, execution) if cfg.feedback_repair else None
             kind = patch.split(":")[-1].strip().split(" ")[0] if patch else None
             if patch and kind not in patched:  # the same repair twice would not help
@@ -343,9 +350,7 @@ class Pipeline:
                 stats.patches[kind] += 1
                 replan = False
             else:
-                # re-plan: blacklist the failing function and undo this plan's substitutions
-                blacklist.add(execution.failure.function)
-                blacklist.update(plan.substitutions.values())
+                blacklist.add((failure.index, failure.function))  # re-plan around the failing function
                 patched = set()
                 replan = True
         raise Rejected(last)
@@ -439,7 +444,8 @@ class Pipeline:
                 out["backbones"][member.name]["llm"] = per_accepted(member.backend.stats.snapshot(),
                                                                      self.stats.accepted_by[member.name])
         # model answers that named unknown functions or config keys: ignored, counted here
-        out["invalid_answers"] = {"plan.calls": sum(m.planner.invalid_choices for m in self.members),
+        out["invalid_answers"] = {"plan.sequence": sum(m.planner.invalid_choices for m in self.members),
+                                  "plan.arguments": sum(m.planner.invalid_arguments for m in self.members),
                                   "config_patch": sum(m.executor.invalid_patches for m in self.members)}
         out["routing"] = self.config.routing if len(self.members) > 1 else None
         return out

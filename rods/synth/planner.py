@@ -1,55 +1,59 @@
-"""Stage 1, Plan: a new call sequence with the seed's profile, a new config, a narrative.
+"""Stage 1, Plan: a new call sequence sampled from the API graph with the seed's profile Φ.
 
-The plan keeps the seed's skeleton (turns, calls per turn, the data-flow graph)
-and changes its content:
+Narrative first, then the sequence, then the values:
 
-* **functions**: each call may be replaced, with probability
-  `PlannerConfig.substitute_prob`, by a sibling from the API graph (same class,
-  effect and typed required parameters); the backend picks the sibling
-  (purpose ``"plan.calls"``), and a pick that is not a valid sibling is counted
-  and ignored. Blacklisted functions (they failed before) are never picked.
-* **values**: a :class:`~rods.synth.values.ValueRemapper` maps every
-  distinctive word and number of the seed's config and arguments to new ones,
-  consistently, so relations survive;
-* **data flow**: an argument that the seed took from an earlier call's result
-  (and that is neither in the config nor given by the user) is *bound* to that
-  result: the executor fills it from the new result at the same place;
-* **initial config**: the classes' defaults merged with the seed's config, then
-  remapped, so even defaults the seed relied on take new values;
-* **narrative**: one goal for the whole task (purpose ``"plan.narrative"``).
+* **narrative**: one goal for the whole task (purpose ``"plan.narrative"``),
+  written from the seed's classes, category and turn count before any
+  function is fixed;
+* **sequence**: K candidate call sequences are sampled position by position.
+  A position keeps the seed's turn, API class and read/write effect; the
+  function is drawn from the *whole* class, weighted by the API graph: a
+  position fed by earlier calls (a data-flow edge of Φ) prefers functions
+  the graph has seen taking values from the functions chosen there; functions
+  that produce nothing are avoided where later calls need a value; the seed's
+  own function and functions earlier variants used at that position weigh
+  less, so variants differ from the seed and from each other; a miss_func
+  held-out position takes a function not used before it; functions that
+  failed at a position (blacklisted, or failed twice for this seed) are never
+  drawn there. The backend picks one candidate for the narrative (purpose
+  ``"plan.sequence"``) and may suggest argument values for its steps; a
+  choice out of range is counted in `invalid_choices` and the first candidate
+  is used, a suggestion for a step or parameter that does not exist is
+  counted in `invalid_arguments`;
+* **values**: each call's arguments are resolved during execution from the
+  live state (:mod:`rods.synth.arguments`), so that its data-flow sources are
+  exactly Φ's; the initial config is the classes' defaults merged with the
+  seed's config, remapped by a :class:`~rods.synth.values.ValueRemapper`.
 
-The planner remembers, per seed, the functions and substitutions that failed,
-and avoids them in later plans.
+Each position also lists ranked graph-valid alternatives, which the executor
+tries when the chosen function cannot run there; the pipeline remembers those
+failures per (seed, position) and re-plans around them.
 """
 
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 import logging
+import math
 import random
 import threading
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rods.envs.calls import ToolCall
-from rods.envs.environment import CLASS_MODULES, STATELESS_CLASSES
 from rods.llm.base import LLMBackend
-from rods.synth.api_graph import APIGraph, describe, function_docs
+from rods.synth.api_graph import APIGraph, function_docs
+from rods.synth.initial_config import materialize_config, rename_unchanged_root
 from rods.synth.profile import (
     ComplexityProfile,
     Trace,
     environment_made,
-    call_values,
-    linkable,
     profile_of,
-    result_value,
     trace_task,
-    value_paths,
 )
-from rods.synth.values import NOUNS, ValueRemapper, leaves
+from rods.synth.values import ValueRemapper, is_distinctive, leaves
 from rods.tasks.model import Task
 
 logger = logging.getLogger(__name__)
@@ -60,29 +64,47 @@ class PlannerConfig:
     """Planner knobs.
 
     Attributes:
-        substitute_prob: chance that a call is replaced by an API-graph sibling.
-        jitter: relative range of new numbers.
+        candidates: graph-valid call sequences offered to the backend per plan (K).
+        jitter: relative range of remapped numbers in the config.
         narrative: write a narrative (off for the no-narrative ablation).
         same_counts: keep the seed's calls per turn; if False, a plan may drop one
             read call that has no data-flow edge (topology and depth still match).
+        alternatives: graph-valid fallback functions listed per position.
     """
 
-    substitute_prob: float = 0.25
+    candidates: int = 4
     jitter: float = 0.3
     narrative: bool = True
     same_counts: bool = True
+    alternatives: int = 12
 
 
 @dataclass
 class PlannedCall:
-    """One call of a plan; `bindings` maps an argument to (source call, path in its result)."""
+    """One position of a plan.
+
+    With `sources` None the call is *fixed*: `arguments` run as given, with
+    `bindings` (argument -> (source call, path in its result)) filled from
+    earlier results. Otherwise the executor *resolves* it: it tries `name`,
+    then `alternatives`, with arguments drawn from the live state, and keeps
+    the first call whose data-flow sources are exactly `sources`, whose effect
+    on the state is `changed` (None: any), that is new to the task if
+    `held_out`, and that has a value the user must say if `user_value`; it then
+    writes the chosen name, arguments and bindings back here.
+    """
 
     name: str
-    arguments: dict[str, Any]
+    arguments: dict[str, Any] = field(default_factory=dict)
     args: tuple = ()
     bindings: dict[str, tuple[int, tuple]] = field(default_factory=dict)
     turn: int = 0
     original: str = ""  # the seed's function at this position
+    sources: tuple[int, ...] | None = None
+    alternatives: list[str] = field(default_factory=list)
+    changed: bool | None = None
+    held_out: bool = False
+    user_value: bool = False
+    suggested: dict[str, Any] = field(default_factory=dict)  # the backend's values for `name`, tried first
 
     def tool_call(self) -> ToolCall:
         return ToolCall(self.name, dict(self.arguments), tuple(self.args))
@@ -100,7 +122,25 @@ class Plan:
     remapper: ValueRemapper
     attempt: int = 1
     rng_seed: int = 0
-    substitutions: dict[int, str] = field(default_factory=dict)
+    substitutions: dict[int, str] = field(default_factory=dict)  # position -> function, where it is not the seed's
+    held_positions: dict[str, list[int]] = field(default_factory=dict)  # reveal turn -> positions held out
+    held_uncalled: dict[str, int] = field(default_factory=dict)  # reveal turn -> held-out functions never called
+    candidates: list[list[str]] = field(default_factory=list)  # the sequences offered to the backend
+
+    def name_held_out(self) -> None:
+        """miss_func, after a run: the held-out functions are those that ran at the held-out positions, plus,
+        where the seed also held out functions its ground truth never calls, as many functions of the
+        task's classes that this variant never calls."""
+        if not self.held_positions:
+            return
+        called = {c.name for c in self.calls}
+        unused = sorted(n for cls in self.seed.involved_classes for n in functions_of(cls) if n not in called)
+        random.Random(self.rng_seed).shuffle(unused)
+        out = {}
+        for k, positions in self.held_positions.items():
+            extra = [unused.pop() for _ in range(min(self.held_uncalled.get(k, 0), len(unused)))]
+            out[k] = [self.calls[j].name for j in positions] + extra
+        self.missed_function = out
 
     def turns(self) -> list[list[PlannedCall]]:
         out: list[list[PlannedCall]] = [[] for _ in range(self.seed.num_turns)]
@@ -110,82 +150,57 @@ class Plan:
 
 
 @dataclass
+class Slot:
+    """What Φ fixes at one position: turn, class, data-flow sources, effect, miss_* roles."""
+
+    turn: int
+    api_class: str
+    seed_function: str
+    sources: tuple[int, ...]
+    changed: bool
+    held_out: bool = False
+    user_value: bool = False
+
+
+@dataclass
 class SeedAnalysis:
     """What the planner reads once per seed."""
 
     profile: ComplexityProfile
     trace: Trace
     base_config: dict[str, dict[str, Any]]
-    bindings: list[dict[str, tuple[int, tuple]]]
+    slots: list[Slot]
     avoid: list[Any]
     keep: frozenset = frozenset()
 
 
-def default_config(cls: str) -> dict[str, Any]:
-    """The class's `DEFAULT_STATE` as plain JSON (sets and unserialisable values dropped)."""
-    if cls in STATELESS_CLASSES:
-        return {}
-    module = importlib.import_module(CLASS_MODULES[cls])
-    out = {}
-    for key, value in copy.deepcopy(getattr(module, "DEFAULT_STATE", {})).items():
-        try:
-            out[key] = json.loads(json.dumps(value))
-        except TypeError:
-            continue
-    return out
+def functions_of(cls: str) -> list[str]:
+    """The names of one API class's functions, from BFCL's docs."""
+    return sorted(name for name, doc in function_docs().items() if doc["class"] == cls)
 
 
-def materialize_config(task: Task) -> dict[str, dict[str, Any]]:
-    """Defaults of every involved class, overridden by the task's own config (JSON round-tripped)."""
-    config = {}
-    for cls in task.involved_classes:
-        if cls in STATELESS_CLASSES:
-            continue
-        merged = default_config(cls)
-        merged.update(json.loads(json.dumps(task.initial_config.get(cls, {}))))
-        config[cls] = merged
-    return config
-
-
-def _arg_items(call: ToolCall) -> list[tuple[str, Any]]:
-    return [(f"#{i}", v) for i, v in enumerate(call.args)] + list(call.arguments.items())
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def find_bindings(task: Task, trace: Trace) -> list[dict[str, tuple[int, tuple]]]:
-    """Per call: arguments the seed took from an earlier result (not from config or user).
-
-    Keys are argument names (``"#i"`` for positional ones); ``"name[i]"`` binds
-    one element of a list argument (``mean(numbers=[<a count from wc>])``).
-    """
-    known = set(v for v in leaves(task.initial_config) if isinstance(v, (str, int, float)))
-    out = []
+def seed_slots(seed: Task, trace: Trace, profile: ComplexityProfile, graph: APIGraph) -> list[Slot]:
+    """Φ per position: the seed's turn, class, data-flow sources and effect; held-out and miss_param roles."""
+    slots = []
     for j, call in enumerate(trace.calls):
-        found: dict[str, tuple[int, tuple]] = {}
-        items = []
-        for key, value in _arg_items(call):
-            if isinstance(value, list):
-                items += [(f"{key}[{i}]", v) for i, v in enumerate(value)]
-            else:
-                items.append((key, value))
-        for key, value in items:
-            number = isinstance(value, (int, float)) and not isinstance(value, bool)
-            # strings the config or the user gave stay mapped; numbers bind whenever a result holds them
-            if not linkable(value) or isinstance(value, (list, dict)) or (value in known and not number):
+        node = graph.nodes.get(call.name)
+        sources = tuple(sorted(i for i, k in profile.edges if k == j))
+        slots.append(Slot(trace.turn_of[j], node.api_class if node else "", call.name, sources, trace.changed[j]))
+    for k, names in seed.reveal_turns().items():
+        for name in names:
+            at = next((j for j, c in enumerate(trace.calls) if c.name == name and trace.turn_of[j] >= k), None)
+            if at is not None:
+                slots[at].held_out = True
+    if seed.category == "miss_param":
+        for t in range(seed.num_turns - 1):
+            if seed.ground_truth[t] or not seed.question[t]:
                 continue
-            for i in range(j - 1, -1, -1):
-                paths = [p for p, v in value_paths(result_value(trace.results[i]))
-                         if v == value and (_is_number(v) if number else type(v) is type(value))]
-                if paths:
-                    found[key] = (i, paths[0])
-                    break
-        out.append(found)
-        bound = {v for k, v in items if k in found}
-        known.update(v for v in call_values(call) if isinstance(v, (str, int, float)) and v not in bound)
-    return out
+            positions = [j for j, turn in enumerate(trace.turn_of) if turn == t + 1]
+            said = [j for j in positions if any(is_distinctive(v) and not isinstance(v, (list, dict))
+                                                for v in [*trace.calls[j].args, *trace.calls[j].arguments.values()])]
+            if said or positions:
+                slots[(said or positions)[0]].user_value = True
+    return slots
 
 
 NARRATIVE_SCHEMA = {
@@ -193,10 +208,11 @@ NARRATIVE_SCHEMA = {
     "properties": {"narrative": {"type": "string", "minLength": 10}},
     "required": ["narrative"],
 }
-CHOICE_SCHEMA = {
+SEQUENCE_SCHEMA = {
     "type": "object",
-    "properties": {"functions": {"type": "object", "additionalProperties": {"type": "string"}}},
-    "required": ["functions"],
+    "properties": {"choice": {"type": "integer"}, "reason": {"type": "string"},
+                   "arguments": {"type": "object", "additionalProperties": {"type": "object"}}},
+    "required": ["choice"],
 }
 
 
@@ -207,125 +223,202 @@ class Planner:
         self.backend = backend
         self.graph = graph
         self.config = config or PlannerConfig()
-        self.failures: dict[str, Counter] = defaultdict(Counter)  # seed id -> function -> failures
+        # seed id -> (position, function) -> failures; seed id -> position -> function -> times planned
+        self.failures: dict[str, Counter] = defaultdict(Counter)
+        self.usage: dict[str, dict[int, Counter]] = defaultdict(lambda: defaultdict(Counter))
         self.invalid_choices = 0
+        self.invalid_arguments = 0
         self._analyses: dict[str, SeedAnalysis] = {}
         self._lock = threading.Lock()
+        self._by_class: dict[str, list[str]] = defaultdict(list)
+        for name, node in sorted(graph.nodes.items()):
+            self._by_class[node.api_class].append(name)
+        self._feeds: dict[str, set[str]] = defaultdict(set)  # function -> classes it was seen feeding
+        for f, g in graph.edges:
+            if g in graph.nodes:
+                self._feeds[f].add(graph.nodes[g].api_class)
 
     def analyze(self, seed: Task) -> SeedAnalysis:
-        """The seed's trace, Φ, materialized config and bindings (computed once per seed)."""
+        """The seed's trace, Φ, materialized config and slots (computed once per seed)."""
         with self._lock:
             cached = self._analyses.get(seed.id)
         if cached is None:
             trace = trace_task(seed)
+            profile = profile_of(seed, trace)
             base = materialize_config(seed)
             avoid = leaves(base) + [v for c in trace.calls for v in leaves(list(c.args) + list(c.arguments.values()))]
             keep = environment_made(seed) if seed.long_context else frozenset()
-            cached = SeedAnalysis(profile_of(seed, trace), trace, base, find_bindings(seed, trace), avoid, keep)
+            cached = SeedAnalysis(profile, trace, base, seed_slots(seed, trace, profile, self.graph), avoid, keep)
             with self._lock:
                 self._analyses[seed.id] = cached
         return cached
 
-    def remember_failure(self, seed: Task, function: str) -> None:
+    def remember_failure(self, seed: Task, function: str, position: int | None = None) -> None:
+        """Count a failure of `function` (at `position`, or anywhere); twice and it is not planned there again."""
         with self._lock:
-            self.failures[seed.id][function] += 1
+            self.failures[seed.id][(position, function)] += 1
 
-    def plan(self, seed: Task, *, rng: random.Random, attempt: int = 1, blacklist: frozenset[str] = frozenset()) -> Plan:
-        """A new plan for `seed`; functions in `blacklist` (or failed before) are replaced or avoided."""
+    def plan(self, seed: Task, *, rng: random.Random, attempt: int = 1, blacklist: frozenset = frozenset()) -> Plan:
+        """A new plan for `seed`: narrative, then a sampled sequence, then a new config.
+
+        `blacklist` holds function names (banned everywhere) or (position, name) pairs.
+        """
         info = self.analyze(seed)
         rng_seed = rng.randrange(2**31)
         local = random.Random(rng_seed)
         remapper = ValueRemapper(local, info.avoid, jitter=self.config.jitter, keep=info.keep)
-        held = {n for names in seed.missed_function.values() for n in names}
-        with self._lock:
-            avoid = set(blacklist) | {f for f, n in self.failures[seed.id].items() if n >= 2}
-        chosen = self._choose_functions(info.trace.calls, held, avoid, local)
-        calls = []
-        for j, (call, turn) in enumerate(zip(info.trace.calls, info.trace.turn_of)):
-            name = chosen.get(j, call.name)
-            args = tuple(remapper.remap(list(call.args)))
-            arguments = {k: remapper.remap(v) for k, v in call.arguments.items()}
-            if name != call.name:
-                allowed = set(self.graph.nodes[name].params)
-                arguments = {k: v for k, v in arguments.items() if k in allowed}
-            calls.append(PlannedCall(name, arguments, args, dict(info.bindings[j]), turn, call.name))
         config = {cls: remapper.remap(value) for cls, value in info.base_config.items()}
-        _rename_unchanged_root(config, seed, local)
-        subs = dict(chosen)
+        rename_unchanged_root(config, seed, local)
+        slots = list(info.slots)
         if not self.config.same_counts and local.random() < 0.5:
-            calls, subs = self._drop_isolated_read(calls, subs, info.profile, held, local)
-        plan = Plan(seed, calls, config, None, copy.deepcopy(seed.missed_function), remapper, attempt, rng_seed, subs)
-        if self.config.narrative:
-            plan.narrative = self.write_narrative(plan)
-        return plan
+            slots = _drop_isolated_read(slots, info.profile, local)
+        narrative = self.write_narrative(seed, rng_seed) if self.config.narrative else None
+        banned = self._banned(seed, blacklist)
+        candidates = []
+        for _ in range(max(1, self.config.candidates) * 3):
+            sequence = self._sample(seed, slots, banned, local)
+            if sequence is not None and sequence not in candidates:
+                candidates.append(sequence)
+            if len(candidates) >= self.config.candidates:
+                break
+        if not candidates:  # nothing graph-valid avoids the blacklist: fall back to the seed's functions
+            candidates = [[s.seed_function for s in slots]]
+        index, suggested = self._choose(candidates, slots, narrative, local)
+        chosen = candidates[index]
+        with self._lock:
+            for j, name in enumerate(chosen):
+                self.usage[seed.id][j][name] += 1
+        calls = [PlannedCall(name, turn=slot.turn, original=slot.seed_function, sources=slot.sources,
+                             alternatives=self._alternatives(j, chosen, slots, banned, seed), changed=slot.changed,
+                             held_out=slot.held_out, user_value=slot.user_value, suggested=suggested.get(j, {}))
+                 for j, (name, slot) in enumerate(zip(chosen, slots))]
+        held = {k: [j for j, s in enumerate(slots) if s.held_out and s.turn >= int(k) and s.seed_function in names]
+                for k, names in seed.missed_function.items()}
+        uncalled = {k: len(names) - len(held[k]) for k, names in seed.missed_function.items()}
+        subs = {j: name for j, (name, slot) in enumerate(zip(chosen, slots)) if name != slot.seed_function}
+        return Plan(seed, calls, config, narrative, copy.deepcopy(seed.missed_function), remapper, attempt, rng_seed,
+                    subs, held, uncalled, candidates)
 
-    def _drop_isolated_read(self, calls: list[PlannedCall], subs: dict[int, str], profile: ComplexityProfile,
-                            held: set[str], rng: random.Random) -> tuple[list[PlannedCall], dict[int, str]]:
-        """Drop one read call without data-flow edges from a turn that has others (counts vary, Φ's graph stays)."""
-        linked = {i for edge in profile.edges for i in edge}
-        per_turn = Counter(c.turn for c in calls)
-        options = [j for j, c in enumerate(calls) if j not in linked and per_turn[c.turn] >= 2 and c.name not in held
-                   and self.graph.nodes.get(c.name) is not None and self.graph.nodes[c.name].effect == "read"]
-        if not options:
-            return calls, subs
-        drop = rng.choice(options)
-        kept = []
-        for j, call in enumerate(calls):
-            if j == drop:
-                continue
-            call.bindings = {k: (src - (src > drop), path) for k, (src, path) in call.bindings.items()}
-            kept.append(call)
-        return kept, {j - (j > drop): n for j, n in subs.items() if j != drop}
+    # ------------------------------------------------------------ sequence
 
-    def _choose_functions(self, calls: list[ToolCall], held: set[str], avoid: set[str],
-                          rng: random.Random) -> dict[int, str]:
-        options: dict[str, list[str]] = {}
-        for j, call in enumerate(calls):
-            if call.name in held:
-                continue
-            sibs = [s for s in self.graph.siblings(call.name) if s not in avoid and s not in held]
-            if sibs and (call.name in avoid or rng.random() < self.config.substitute_prob):
-                options[str(j)] = sibs
-        if not options:
-            return {}
+    def _banned(self, seed: Task, blacklist: frozenset) -> set:
+        with self._lock:
+            failed = {key for key, n in self.failures[seed.id].items() if n >= 2}
+        out = set(failed)
+        for item in blacklist:
+            out.add(item if isinstance(item, tuple) else (None, item))
+        return out
+
+    def _pool(self, j: int, slot: Slot, prefix: list[str], banned: set) -> list[str]:
+        pool = [n for n in self._by_class.get(slot.api_class, [slot.seed_function])
+                if (j, n) not in banned and (None, n) not in banned]
+        if slot.held_out:
+            pool = [n for n in pool if n not in prefix]
+        if slot.sources:
+            pool = [n for n in pool if self.graph.nodes[n].required]  # it must take a value from its sources
+        return pool
+
+    def _weight(self, j: int, name: str, slot: Slot, prefix: list[str], slots: list[Slot], seed: Task) -> float:
+        node = self.graph.nodes[name]
+        want = "write" if slot.changed else "read"
+        w = 3.0 if node.effect == want else 1.0 if node.effect == "unknown" else 0.15
+        for i in slot.sources:
+            seen = self.graph.edges.get((prefix[i], name), 0)
+            w *= 4.0 * (1 + math.log1p(seen)) if seen else 0.05
+        for consumer in {s.api_class for s in slots[j + 1:] if j in s.sources}:  # it must feed later classes
+            w *= 4.0 if consumer in self._feeds.get(name, ()) else 0.2
+        if name == slot.seed_function:
+            w *= 0.25
+        with self._lock:
+            w *= 0.5 ** self.usage[seed.id][j][name]
+        return w
+
+    def _sample(self, seed: Task, slots: list[Slot], banned: set, rng: random.Random) -> list[str] | None:
+        prefix: list[str] = []
+        for j, slot in enumerate(slots):
+            pool = self._pool(j, slot, prefix, banned)
+            if not pool:
+                return None
+            weights = [self._weight(j, n, slot, prefix, slots, seed) for n in pool]
+            prefix.append(rng.choices(pool, weights=weights)[0])
+        return prefix
+
+    def _alternatives(self, j: int, chosen: list[str], slots: list[Slot], banned: set, seed: Task) -> list[str]:
+        """Other graph-valid functions for position j, best first (the executor's fallbacks)."""
+        pool = [n for n in self._pool(j, slots[j], chosen[:j], banned) if n != chosen[j]]
+        pool.sort(key=lambda n: -self._weight(j, n, slots[j], chosen, slots, seed))
+        return pool[: self.config.alternatives]
+
+    def _choose(self, candidates: list[list[str]], slots: list[Slot], narrative: str | None,
+                rng: random.Random) -> tuple[int, dict[int, dict[str, Any]]]:
+        """The backend picks a candidate for the narrative (purpose "plan.sequence") and may suggest values.
+
+        A choice that is no candidate index is counted in `invalid_choices` and
+        candidate 0 runs; a suggestion for a step or parameter the chosen
+        sequence does not have is counted in `invalid_arguments` and dropped.
+        The executor tries the kept suggestions first, and only if they fit.
+        """
+        if len(candidates) == 1:
+            return 0, {}
+        shown = [[{"turn": s.turn, "function": n, "parameters": list(self.graph.nodes[n].required),
+                   "description": self.graph.nodes[n].description.split(". ")[0]}
+                  for n, s in zip(seq, slots)] for seq in candidates]
         reply = self.backend.chat(
-            [{"role": "system", "content": "You plan tool-use tasks. Pick one function per call index."},
-             {"role": "user", "content": "For each call index choose a replacement function from its options. "
-              f"Options: {json.dumps(options)}. Answer as JSON {{\"functions\": {{index: name}}}}."}],
-            json_schema=CHOICE_SCHEMA, purpose="plan.calls",
-            context={"options": options, "functions": [c.name for c in calls], "seed": rng.randrange(2**31)},
+            [{"role": "system", "content": "You plan tool-use tasks for a user's goal."},
+             {"role": "user", "content": f"Goal: {narrative or '(none)'}\nCandidate call sequences (index: steps): "
+              + json.dumps(dict(enumerate(shown)))[:6000]
+              + "\nPick the sequence that serves the goal best. You may also propose argument values that fit "
+              "the goal for steps of the chosen sequence. Answer as JSON {\"choice\": index, "
+              "\"arguments\": {step index: {parameter: value}}}."}],
+            json_schema=SEQUENCE_SCHEMA, purpose="plan.sequence",
+            context={"candidates": candidates, "narrative": narrative, "seed": rng.randrange(2**31)},
         )
-        chosen = {}
-        for key, name in (reply.data or {}).get("functions", {}).items():
-            if key in options and name in options[key]:
-                chosen[int(key)] = name
-            else:
-                with self._lock:
-                    self.invalid_choices += 1
-                logger.info("planner: ignoring invalid function choice %r for call %s", name, key)
-        return chosen
+        data = reply.data or {}
+        choice = data.get("choice")
+        if not (isinstance(choice, int) and not isinstance(choice, bool) and 0 <= choice < len(candidates)):
+            with self._lock:
+                self.invalid_choices += 1
+            logger.info("planner: ignoring invalid sequence choice %r of %d candidates", choice, len(candidates))
+            choice = 0
+        return choice, self._suggestions(data.get("arguments") or {}, candidates[choice])
 
-    def write_narrative(self, plan: Plan) -> str:
-        """One goal for the whole task, from the backend (purpose "plan.narrative")."""
-        docs = function_docs()
-        turns = [[{"function": c.name, "description": describe(docs[c.name]) if c.name in docs else "",
-                   "arguments": c.arguments} for c in turn] for turn in plan.turns()]
-        context = {"classes": list(plan.seed.involved_classes), "turns": turns, "seed": plan.rng_seed}
+    def _suggestions(self, raw: dict[str, Any], sequence: list[str]) -> dict[int, dict[str, Any]]:
+        out: dict[int, dict[str, Any]] = {}
+        bad = 0
+        for key, values in raw.items():
+            step = int(key) if isinstance(key, str) and key.isdigit() else -1
+            params = self.graph.nodes[sequence[step]].params if 0 <= step < len(sequence) else {}
+            kept = {p: v for p, v in values.items() if p in params and isinstance(v, (str, int, float, bool, list))}
+            bad += len(values) - len(kept) if params else 1
+            if kept:
+                out[step] = kept
+        if bad:
+            with self._lock:
+                self.invalid_arguments += bad
+        return out
+
+    def write_narrative(self, seed: Task, rng_seed: int = 0) -> str:
+        """One goal for the whole task, before the sequence is fixed (purpose "plan.narrative")."""
+        classes = list(seed.involved_classes)
+        functions = sorted({n for c in classes for n in self._by_class.get(c, [])})
+        context = {"classes": classes, "category": seed.category, "num_turns": seed.num_turns, "seed": rng_seed}
         reply = self.backend.chat(
             [{"role": "system", "content": "You write short, concrete goals for users of software tools."},
              {"role": "user", "content": "Write one narrative (2-3 sentences) explaining who the user is and "
-              "what they want to achieve across all these steps. Steps per turn: "
-              f"{json.dumps(turns, default=str)[:3000]}. Answer as JSON {{\"narrative\": \"...\"}}."}],
+              f"what they want to achieve over {seed.num_turns} requests to an assistant that can use these "
+              f"tools: {', '.join(functions)[:2000]}. Answer as JSON {{\"narrative\": \"...\"}}."}],
             json_schema=NARRATIVE_SCHEMA, purpose="plan.narrative", context=context,
         )
         return str(reply.data["narrative"]).strip()
 
 
-def _rename_unchanged_root(config: dict, seed: Task, rng: random.Random) -> None:
-    """A file system made only of environment words would come out unchanged: rename its top directory."""
-    fs = config.get("GorillaFileSystem")
-    root = (fs or {}).get("root")
-    if not isinstance(root, dict) or len(root) != 1 or fs != seed.initial_config.get("GorillaFileSystem"):
-        return
-    ((_, node),) = root.items()
-    fs["root"] = {f"{rng.choice(NOUNS)}_{rng.choice(NOUNS)}": node}
+def _drop_isolated_read(slots: list[Slot], profile: ComplexityProfile, rng: random.Random) -> list[Slot]:
+    """Drop one read position without data-flow edges from a turn that has others (counts vary, Φ's graph stays)."""
+    linked = {i for edge in profile.edges for i in edge}
+    per_turn = Counter(s.turn for s in slots)
+    options = [j for j, s in enumerate(slots) if j not in linked and per_turn[s.turn] >= 2 and not s.held_out
+               and not s.user_value and not s.changed]
+    if not options:
+        return slots
+    drop = rng.choice(options)
+    return [replace(s, sources=tuple(i - (i > drop) for i in s.sources)) for j, s in enumerate(slots) if j != drop]

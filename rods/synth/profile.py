@@ -74,7 +74,7 @@ def value_paths(value: Any, prefix: tuple = ()) -> list[tuple[tuple, Any]]:
     return [(prefix, value)]
 
 
-def _walk(value: Any) -> list[tuple[str, Any]]:
+def walk(value: Any) -> list[tuple[str, Any]]:
     """(path, scalar) leaves of a live state, walking objects' public attributes once each.
 
     Dict keys appear as leaves too (path ending in "#key"), so created names count.
@@ -103,7 +103,7 @@ def _walk(value: Any) -> list[tuple[str, Any]]:
     return out
 
 
-def _scalars(leaves: list[tuple[str, Any]]) -> set:
+def scalars(leaves: list[tuple[str, Any]]) -> set:
     return {v for _, v in leaves if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
 
 
@@ -139,7 +139,7 @@ def environment_made(task: Task) -> frozenset:
     """
     from rods.synth.values import leaves
 
-    loaded = _scalars(_walk(ToolEnvironment(task).state()))
+    loaded = scalars(walk(ToolEnvironment(task).state()))
     config = set(v for v in leaves(task.initial_config) if isinstance(v, (str, int, float)))
     return frozenset(v for v in loaded - config if isinstance(v, str))
 
@@ -151,35 +151,42 @@ def trace_task(task: Task, calls: list[list[ToolCall]] | None = None) -> Trace:
     flat = [c for turn in turns for c in turn]
     turn_of = [t for t, turn in enumerate(turns) for _ in turn]
     results, created, changed = [], [], []
-    before = _walk(env.state())
+    before = walk(env.state())
     for call in flat:
         results.append(env.execute(call))
-        after = _walk(env.state())
-        created.append(_scalars(after) - _scalars(before))
+        after = walk(env.state())
+        created.append(scalars(after) - scalars(before))
         changed.append(sorted(map(repr, after)) != sorted(map(repr, before)))
         before = after
     return Trace(flat, turn_of, results, created, changed)
 
 
+def produced_values(result: str, created: set) -> set:
+    """The linkable values a call makes available to later calls: its result's leaves and keys, and what it created."""
+    parsed = result_value(result)
+    values = {v for _, v in value_paths(parsed) if isinstance(v, (str, int, float))}
+    if isinstance(parsed, dict):
+        values |= {k for k in parsed if isinstance(k, str)}
+    return {v for v in values | created if linkable(v)}
+
+
+def incoming_edges(call: ToolCall, produced: list[set]) -> set[int]:
+    """Sources i of the edges i -> this call: for each linkable argument, the latest earlier call that produced it."""
+    sources = set()
+    for value in call_values(call):
+        if not linkable(value) or not isinstance(value, (str, int, float)):
+            continue
+        for i in range(len(produced) - 1, -1, -1):
+            if value in produced[i]:
+                sources.add(i)
+                break
+    return sources
+
+
 def data_flow_edges(trace: Trace) -> list[tuple[int, int]]:
     """Edges i -> j: an argument of call j equals a result value or created value of call i."""
-    produced: list[set] = []
-    for result, created in zip(trace.results, trace.created):
-        values = {v for _, v in value_paths(result_value(result)) if isinstance(v, (str, int, float))}
-        parsed = result_value(result)
-        if isinstance(parsed, dict):
-            values |= {k for k in parsed if isinstance(k, str)}
-        produced.append({v for v in values | created if linkable(v)})
-    edges = set()
-    for j, call in enumerate(trace.calls):
-        for value in call_values(call):
-            if not linkable(value) or not isinstance(value, (str, int, float)):
-                continue
-            for i in range(j - 1, -1, -1):
-                if value in produced[i]:
-                    edges.add((i, j))
-                    break
-    return sorted(edges)
+    produced = [produced_values(r, c) for r, c in zip(trace.results, trace.created)]
+    return sorted((i, j) for j, call in enumerate(trace.calls) for i in incoming_edges(call, produced[:j]))
 
 
 def dependency_depth(num_calls: int, edges: list[tuple[int, int]]) -> int:

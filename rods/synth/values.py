@@ -11,7 +11,8 @@ stay different.
 What is kept (and therefore not "distinctive"), precisely:
 
 * the environment's vocabulary: words and digit runs of short string constants
-  (at most 3 words, not f-string parts) in the BFCL API class sources (city names, zip codes, (airport codes, order types, statuses, door names, default
+  (at most 3 words, not f-string parts) in the BFCL API class sources (city
+  names, zip codes, airport codes, order types, statuses, door names, default
   stock symbols ...) and enum values of the function docs: the simulator only
   knows those;
 * English function words (``STOPWORDS``), file extensions, words of < 3 letters;
@@ -203,6 +204,20 @@ class ValueRemapper:
             self.numbers[key] = self._new_number(value)
         new = self.numbers[key]
         return int(new) if isinstance(value, int) else float(new)
+
+    def fresh_word(self) -> str:
+        """A new distinctive word, never a seed word nor one drawn before (for names a call creates)."""
+        return self._new_word("word")
+
+    def fresh_number(self, integer: bool = True) -> int | float:
+        """A new distinctive number (11..499, or with two decimals) that is not a seed number."""
+        taken = self._avoid_numbers | {float(v) for v in self.numbers.values()}
+        for _ in range(200):
+            new = self.rng.randint(11, 499) if integer else round(self.rng.uniform(11, 499), 2)
+            if float(new) not in taken:
+                self.numbers[float(new)] = new
+                return new
+        raise RuntimeError("could not draw a fresh number")
 
     # ------------------------------------------------------------- private
 

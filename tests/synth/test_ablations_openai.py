@@ -3,10 +3,11 @@
 import json
 import re
 
-from rods.llm import make_backend
-from rods.synth.pipeline import Pipeline, SynthConfig
 from synth.conftest import stratified
 from synth.test_pipeline_openai import good_answer
+
+from rods.llm import make_backend
+from rods.synth.pipeline import Pipeline, SynthConfig
 
 
 def per_turn_answer(body):
@@ -30,7 +31,7 @@ def test_no_rewrite_sends_one_request_per_turn_over_http(scripted_openai_server,
     llm = make_backend("openai", base_url=server.base_url, model="m", structured="json_schema",
                        timeout_s=5, max_retries=0, json_repairs=0, max_concurrency=2)
     seeds = [t for t in stratified(seeds_by_category, 3) if sum(map(len, t.ground_truth)) <= 6][:6]
-    pipeline = Pipeline(llm, SynthConfig.ablation("no_rewrite", workers=2, substitute_prob=0.0), graph=api_graph)
+    pipeline = Pipeline(llm, SynthConfig.ablation("no_rewrite", workers=2), graph=api_graph)
     accepted = pipeline(seeds)
     assert accepted, pipeline.stats.rejections
     assert "rewrite" not in server.purposes  # no joint rewrite at all

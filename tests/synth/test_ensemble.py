@@ -8,7 +8,7 @@ from rods.llm.base import ChatRequest, Completion
 from rods.llm.template import TemplateBackend
 from rods.synth.ensemble import Router, backbone_names
 from rods.synth.pipeline import Pipeline, SynthConfig
-from rods.tasks.jsonl import read_tasks, write_tasks
+from rods.tasks.task_files import read_tasks, write_tasks
 from synth.conftest import stratified
 
 

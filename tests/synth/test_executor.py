@@ -7,6 +7,7 @@ import pytest
 from rods.llm import make_backend
 from rods.synth.executor import Executor, deterministic_patch, run_plan
 from rods.synth.planner import PlannedCall, Planner
+from rods.synth.profile import incoming_edges, produced_values, result_value, trace_task
 from rods.tasks import Task
 
 
@@ -69,15 +70,32 @@ def test_unknown_errors_get_no_deterministic_patch_and_llm_patches_are_checked(p
     assert Executor(make_backend("template")).patch(plan, run) is None  # the template has no patch to offer
 
 
-def test_bound_arguments_are_filled_from_new_results(planner, seeds_by_category):
-    seed = next(t for t in seeds_by_category["base"] if any("booking_id" in c for turn in t.ground_truth for c in turn)
-                and any(c.startswith("book_flight") for turn in t.ground_truth for c in turn))
-    plan = planner.plan(seed, rng=random.Random(3))
-    bound = [(j, c) for j, c in enumerate(plan.calls) if "booking_id" in c.bindings]
-    assert bound
-    run = run_plan(plan)
-    assert run.ok, run.failure
-    j, _ = bound[0]
-    src, path = plan.calls[j].bindings["booking_id"]
-    import json
-    assert run.calls[j].arguments["booking_id"] == json.loads(run.results[src])[path[0]]
+def test_resolved_calls_keep_the_planned_data_flow_and_bind_what_results_gave(planner, seeds_by_category):
+    """Over many seeds: every resolved call's data-flow sources are exactly the plan's, and a bound
+    argument holds the value found at its path in its source's result."""
+    seeds = [t for c in ("base", "long_context") for t in seeds_by_category[c][:12]]
+    ran = bound = 0
+    for i, seed in enumerate(seeds):
+        plan = planner.plan(seed, rng=random.Random(i))
+        wanted = [c.sources for c in plan.calls]
+        run = run_plan(plan)
+        if not run.ok:
+            assert run.failure.index < len(plan.calls) and run.failure.kind in ("execution", "plan")
+            continue
+        ran += 1
+        trace = trace_task(Task(id="v", category=seed.category, question=seed.question, ground_truth=run.ground_truth,
+                                involved_classes=seed.involved_classes, initial_config=plan.initial_config))
+        assert not trace.errors and trace.results == run.results
+        produced = [produced_values(r, c) for r, c in zip(trace.results, trace.created)]
+        for j, call in enumerate(run.calls):
+            assert incoming_edges(call, produced[:j]) == set(wanted[j]), (seed.id, j, call)
+            assert plan.calls[j].name == call.name and plan.calls[j].arguments == call.arguments
+            for key, (src, path) in plan.calls[j].bindings.items():
+                name, _, element = key.partition("[")
+                value = call.arguments[name][int(element.rstrip("]"))] if element else call.arguments[name]
+                found = result_value(run.results[src])
+                for step in path:
+                    found = found[step]
+                assert found == value and src in wanted[j]
+                bound += 1
+    assert ran >= len(seeds) // 2 and bound >= 3, (ran, bound)

@@ -5,19 +5,19 @@ import json
 import random
 
 import pytest
+from synth.conftest import stratified
 
 from rods.llm import make_backend
 from rods.llm.base import ChatRequest, Completion
 from rods.llm.template import TemplateBackend
-from rods.synth.executor import run_plan
 from rods.synth.api_graph import describe, function_docs
+from rods.synth.executor import run_plan
 from rods.synth.judge import Judge, structure_verdict
 from rods.synth.leak import asking_turns, leaks, query_leak
 from rods.synth.pipeline import Pipeline, SynthConfig
 from rods.synth.planner import Planner
-from rods.synth.rewriter import Rewriter, RewriteError, fit, turn_contexts, with_queries
+from rods.synth.rewriter import RewriteError, Rewriter, fit, turn_contexts, with_queries
 from rods.tasks import Task
-from synth.conftest import stratified
 
 
 @pytest.fixture(scope="module")
@@ -25,12 +25,22 @@ def template():
     return make_backend("template")
 
 
-def _variant(seed, template, api_graph, rng=0):
+def _first_run(seed, template, api_graph, rng=0, tries=3):
+    """A plan and its successful run, re-planned up to `tries` times as the pipeline's attempts are (else None)."""
     planner = Planner(template, api_graph)
-    plan = planner.plan(seed, rng=random.Random(rng))
-    run = run_plan(plan)
-    assert run.ok, run.failure
-    return plan, run
+    for k in range(tries):
+        plan = planner.plan(seed, rng=random.Random(f"{rng}:{k}"))
+        run = run_plan(plan)
+        if run.ok:
+            return plan, run
+        planner.remember_failure(seed, run.failure.function, run.failure.index)
+    return None
+
+
+def _variant(seed, template, api_graph, rng=0):
+    found = _first_run(seed, template, api_graph, rng)
+    assert found is not None, seed.id
+    return found
 
 
 def test_rewrite_writes_every_turn_at_once_anchored_to_the_narrative(seeds_by_category, template, api_graph):
@@ -62,10 +72,10 @@ def test_template_queries_ask_for_outcomes_without_reciting_docs(seeds_by_catego
     value the user must give is said in its turn, and no value the model must find is given away."""
     rewriter, referred, checked = Rewriter(template), 0, 0
     for seed in stratified(seeds_by_category, 15):
-        plan = Planner(template, api_graph).plan(seed, rng=random.Random(seed.id))
-        run = run_plan(plan)
-        if not run.ok:  # the executor's business, tested elsewhere
+        found = _first_run(seed, template, api_graph, rng=seed.id)
+        if found is None:  # the executor's business, tested elsewhere
             continue
+        plan, run = found
         checked += 1
         turns = turn_contexts(plan, run)
         queries = rewriter.rewrite(plan, run, turns=turns)
@@ -184,8 +194,7 @@ def test_a_query_fault_goes_back_to_the_rewriter_once(seeds_by_category, api_gra
     backend = ForgetfulRewriter()
     off = Pipeline(backend, SynthConfig(per_seed=1, workers=1, feedback_repair=False), graph=api_graph)
     assert off(seeds) == []
-    assert all(r.startswith("judge:query") or r.startswith("execution") or r.startswith("profile")
-               for r in off.stats.rejections)
+    assert all(r.startswith(("judge:query", "execution", "plan", "profile")) for r in off.stats.rejections)
     assert backend.stats.purpose("rewrite").chats == off.stats.attempts["rewrite"]
 
 

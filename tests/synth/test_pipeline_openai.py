@@ -35,7 +35,8 @@ def good_answer(body):
                 continue
             skip = t.get("missing", {}).get("param")
             # values and two words of what the call is for; never a parameter name or the docstring
-            asks = [" ".join(re.findall(r"[a-z]{5,}", c["description"].lower())[:2]) + " "
+            # ("with" before the values: a description word such as "content" right before one reads as recited)
+            asks = [" ".join(re.findall(r"[a-z]{5,}", c["description"].lower())[:2]) + " with "
                     + ", ".join(json.dumps(v) for k, v in c["arguments"].items() if k != skip) for c in t["calls"]]
             queries.append("Please help me with this: " + " | ".join(asks or ["check on things"]))
         assert len(queries) == n
@@ -45,8 +46,8 @@ def good_answer(body):
                                       "intent": {"pass": True, "reason": "fine"}}}}
     if "failed with" in prompt:  # config patch: names a key that does not exist
         return {"json": {"patch": {"no_such_key": 1}, "reason": "guess"}}
-    if "replacement function" in prompt:  # names functions that do not exist
-        return {"json": {"functions": {"0": "teleport", "1": "summon_files"}}}
+    if "Candidate call sequences" in prompt:  # picks a candidate that was never offered
+        return {"json": {"choice": 99}}
     return {"status": 500}
 
 
@@ -65,7 +66,7 @@ def test_scripted_failures_are_counted_and_the_pipeline_keeps_going(scripted_ope
     llm = make_backend("openai", base_url=server.base_url, model="m", structured="json_schema",
                        timeout_s=0.8, max_retries=0, json_repairs=0, max_concurrency=2)
     seeds = [t for t in stratified(seeds_by_category, 3) if sum(map(len, t.ground_truth)) <= 6][:8]
-    pipeline = Pipeline(llm, SynthConfig(per_seed=1, workers=2, substitute_prob=1.0), graph=api_graph)
+    pipeline = Pipeline(llm, SynthConfig(per_seed=1, workers=2), graph=api_graph)
     accepted = pipeline(seeds)
     stats = pipeline.stats
     assert stats.variants == len(seeds)
@@ -75,8 +76,8 @@ def test_scripted_failures_are_counted_and_the_pipeline_keeps_going(scripted_ope
     assert r["llm_error:plan.narrative:server"] == 1
     assert r["llm_error:plan.narrative:timeout"] == 1
     assert r["llm_error:rewrite:invalid_json"] == 1
-    assert pipeline.planner.invalid_choices >= 1  # the non-existent functions were ignored, not called
-    assert pipeline.report()["invalid_answers"]["plan.calls"] == pipeline.planner.invalid_choices
+    assert pipeline.planner.invalid_choices >= 1  # the out-of-range choices were counted; the first candidate ran
+    assert pipeline.report()["invalid_answers"]["plan.sequence"] == pipeline.planner.invalid_choices
     llm_stats = llm.stats.snapshot()["by_purpose"]
     assert llm_stats["plan.narrative"]["failures"] == 3
     assert accepted, r
@@ -84,7 +85,7 @@ def test_scripted_failures_are_counted_and_the_pipeline_keeps_going(scripted_ope
         assert not trace_task(task).errors
         assert score(task, [[list(t)] if t else [] for t in task.ground_truth]).binary == 1
         assert task.provenance.backend == "openai:m"
-        assert not {"teleport", "summon_files"} & {c.split("(")[0] for t in task.ground_truth for c in t}
+        assert {c.split("(")[0] for t in task.ground_truth for c in t} <= set(api_graph.nodes)
     by_id = {s.id: s for s in seeds}
     assert all(profile_of(t).matches(profile_of(by_id[t.provenance.parent_id])) for t in accepted)
 
@@ -94,13 +95,15 @@ def test_pipeline_end_to_end_over_llama_cpp(llama_server, seeds_by_category, api
     llm = make_backend("openai", base_url=llama_server, model=MODEL_ALIAS, temperature=0.0, max_tokens=64,
                        timeout_s=120, max_retries=1, json_repairs=0)
     seeds = [t for t in seeds_by_category["base"] if t.id == SMALL_SEED]  # one turn, two calls: keeps it short
-    # one shot (no repair rounds) keeps it to at most narrative + rewrite + judge: ~3 short completions
-    pipeline = Pipeline(llm, SynthConfig(per_seed=1, workers=1, substitute_prob=0.0, feedback_repair=False),
+    # one shot (no repair rounds) keeps it to at most narrative + sequence choice + rewrite + judge: 4 short completions
+    pipeline = Pipeline(llm, SynthConfig(per_seed=1, workers=1, feedback_repair=False),
                         graph=api_graph)
     accepted = pipeline(seeds)
     stats = pipeline.stats
     assert stats.accepted + sum(stats.rejections.values()) == stats.variants == 1
-    assert llm.stats.total.chats <= 3
+    assert llm.stats.total.chats <= 4
+    # an answer that is not a valid candidate index is counted, and the first candidate runs
+    assert pipeline.report()["invalid_answers"]["plan.sequence"] == pipeline.planner.invalid_choices
     calls = llm.stats.total
     assert calls.chats >= 1 and calls.prompt_tokens > 0 and calls.completion_tokens > 0
     for task in accepted:

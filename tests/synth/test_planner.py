@@ -1,57 +1,171 @@
-"""The planner: the seed's skeleton with new content; failure memory; untrusted function choices."""
+"""The planner: sequences sampled from the API graph under Φ, narrative first; failure memory; untrusted choices."""
 
+import json
 import random
+
+from synth.conftest import stratified
 
 from rods.llm.base import ChatRequest, Completion
 from rods.llm.template import TemplateBackend
-from rods.synth.planner import Planner, PlannerConfig, materialize_config
+from rods.synth.executor import run_plan
+from rods.synth.initial_config import materialize_config
+from rods.synth.pipeline import Pipeline, SynthConfig
+from rods.synth.planner import Planner, PlannerConfig
 
 
-def _seed_with(seeds_by_category, name):
-    return next(t for t in seeds_by_category["base"] if any(c.startswith(f"{name}(") for turn in t.ground_truth
-                                                            for c in turn))
+class Recording(TemplateBackend):
+    """The template backend, remembering the purposes it was asked, in order."""
 
+    def __init__(self):
+        super().__init__()
+        self.purposes = []
 
-def test_plan_keeps_the_skeleton_and_changes_the_content(seeds_by_category, api_graph):
-    seed = seeds_by_category["base"][7]
-    planner = Planner(TemplateBackend(), api_graph)
-    plan = planner.plan(seed, rng=random.Random(5))
-    info = planner.analyze(seed)
-    assert [c.turn for c in plan.calls] == info.trace.turn_of
-    for planned, original in zip(plan.calls, info.trace.calls):
-        assert planned.name == original.name or planned.name in api_graph.siblings(original.name)
-    assert set(plan.initial_config) == set(materialize_config(seed))
-    assert plan.initial_config != materialize_config(seed)
-    assert plan.narrative
-    again = Planner(TemplateBackend(), api_graph).plan(seed, rng=random.Random(5))
-    assert [(c.name, c.arguments) for c in again.calls] == [(c.name, c.arguments) for c in plan.calls]
-
-
-def test_failed_functions_are_remembered_and_avoided(seeds_by_category, api_graph):
-    seed = _seed_with(seeds_by_category, "cat")
-    planner = Planner(TemplateBackend(), api_graph, PlannerConfig(substitute_prob=0.0))
-    assert "cat" in [c.name for c in planner.plan(seed, rng=random.Random(0)).calls]
-    planner.remember_failure(seed, "cat")
-    planner.remember_failure(seed, "cat")
-    for i in range(5):
-        plan = planner.plan(seed, rng=random.Random(i))
-        assert "cat" not in [c.name for c in plan.calls]
-        assert any(c.original == "cat" and c.name in api_graph.siblings("cat") for c in plan.calls)
-
-
-class Hallucinating(TemplateBackend):
     def _complete(self, request: ChatRequest) -> Completion:
-        if request.purpose == "plan.calls":
-            return Completion(text='{"functions": {"0": "launch_rocket", "1": "cat", "99": "ls"}}')
+        self.purposes.append(request.purpose)
         return super()._complete(request)
 
 
-def test_function_choices_naming_unknown_functions_are_ignored_and_counted(seeds_by_category, api_graph):
-    seed = _seed_with(seeds_by_category, "cat")
-    planner = Planner(Hallucinating(), api_graph, PlannerConfig(substitute_prob=1.0))
-    plan = planner.plan(seed, rng=random.Random(0))
-    names = {c.name for c in plan.calls}
-    assert "launch_rocket" not in names
-    assert planner.invalid_choices >= 1
-    for planned, original in zip(plan.calls, planner.analyze(seed).trace.calls):
-        assert planned.name == original.name or planned.name in api_graph.siblings(original.name)
+def test_plans_keep_each_positions_role_and_draw_from_the_whole_class(seeds_by_category, api_graph):
+    """Over 40 seeds x 3 plans: turn, class, sources, effect and held-out role per position come from Φ;
+    functions come from the whole class (not only siblings); plans of one seed differ from each other."""
+    backend = Recording()
+    planner = Planner(backend, api_graph)
+    beyond_siblings = differ = 0
+    for seed in stratified(seeds_by_category, 10):
+        info = planner.analyze(seed)
+        sequences = []
+        for i in range(3):
+            before = len(backend.purposes)
+            plan = planner.plan(seed, rng=random.Random(i))
+            asked = backend.purposes[before:]
+            assert asked[0] == "plan.narrative" and set(asked) <= {"plan.narrative", "plan.sequence"}  # narrative first
+            assert plan.narrative and 1 <= len(plan.candidates) <= 4
+            assert [c.name for c in plan.calls] in plan.candidates
+            for j, (call, slot) in enumerate(zip(plan.calls, info.slots)):
+                assert (call.turn, call.sources, call.changed) == (slot.turn, slot.sources, slot.changed)
+                assert api_graph.nodes[call.name].api_class == slot.api_class
+                assert all(api_graph.nodes[a].api_class == slot.api_class for a in call.alternatives)
+                assert call.name not in call.alternatives
+                if slot.held_out:  # a held-out function is new to the task where it is revealed
+                    assert call.name not in [c.name for c in plan.calls[:j]]
+                if slot.sources:  # it must be able to take a value from its sources
+                    assert api_graph.nodes[call.name].required
+                if call.name != slot.seed_function and call.name not in api_graph.siblings(slot.seed_function):
+                    beyond_siblings += 1
+            assert set(plan.initial_config) == set(materialize_config(seed))
+            sequences.append(tuple(c.name for c in plan.calls))
+        differ += len(set(sequences)) > 1
+    assert beyond_siblings >= 100 and differ >= 36, (beyond_siblings, differ)
+
+
+def test_the_same_random_stream_gives_the_same_plan(seeds_by_category, api_graph):
+    seed = seeds_by_category["miss_param"][3]
+    a = Planner(TemplateBackend(), api_graph).plan(seed, rng=random.Random(5))
+    b = Planner(TemplateBackend(), api_graph).plan(seed, rng=random.Random(5))
+    assert [(c.name, c.alternatives) for c in a.calls] == [(c.name, c.alternatives) for c in b.calls]
+    assert a.initial_config == b.initial_config and a.narrative == b.narrative
+
+
+def test_a_function_that_failed_at_a_position_is_avoided_there(seeds_by_category, api_graph):
+    """Run plans; where one fails, remember it as the pipeline does: the re-plan never puts that function there."""
+    planner = Planner(TemplateBackend(), api_graph)
+    checked = 0
+    for i, seed in enumerate(stratified(seeds_by_category, 8)):
+        plan = planner.plan(seed, rng=random.Random(i))
+        run = run_plan(plan)
+        if run.ok:
+            continue
+        position, function = run.failure.index, run.failure.function
+        for k in range(6):
+            again = planner.plan(seed, rng=random.Random(100 + k), blacklist=frozenset({(position, function)}))
+            assert again.calls[position].name != function and function not in again.calls[position].alternatives
+        checked += 1
+        planner.remember_failure(seed, function, position)
+        planner.remember_failure(seed, function, position)  # twice: avoided in later variants too
+        later = planner.plan(seed, rng=random.Random(7))
+        assert later.calls[position].name != function
+    assert checked >= 3
+
+
+def test_write_functions_without_siblings_are_avoided_too(seeds_by_category, api_graph):
+    seed = next(t for t in seeds_by_category["base"] if any(c.startswith("touch(") for turn in t.ground_truth
+                                                            for c in turn))
+    planner = Planner(TemplateBackend(), api_graph)
+    j = next(j for j, s in enumerate(planner.analyze(seed).slots) if s.seed_function == "touch")
+    assert api_graph.siblings("touch") == []
+    for k in range(8):
+        plan = planner.plan(seed, rng=random.Random(k), blacklist=frozenset({"touch"}))
+        assert "touch" not in [c.name for c in plan.calls]
+        assert plan.calls[j].name != "touch"
+
+
+class Choosy(TemplateBackend):
+    """Answers the sequence choice out of range or as text; everything else as the template does."""
+
+    def __init__(self, answers):
+        super().__init__()
+        self.answers = list(answers)
+        self.asked = 0
+
+    def _complete(self, request: ChatRequest) -> Completion:
+        if request.purpose == "plan.sequence":
+            self.asked += 1
+            return Completion(text=self.answers[self.asked % len(self.answers)])
+        return super()._complete(request)
+
+
+def test_invalid_sequence_choices_are_counted_and_the_batch_goes_on(seeds_by_category, api_graph):
+    backend = Choosy(['{"choice": 99}', '{"choice": -1, "reason": "none fits"}'])
+    seeds = stratified(seeds_by_category, 3)
+    pipeline = Pipeline(backend, SynthConfig(per_seed=1, workers=2), graph=api_graph)
+    accepted = pipeline(seeds)
+    report = pipeline.report()
+    assert report["invalid_answers"]["plan.sequence"] == pipeline.planner.invalid_choices
+    assert pipeline.planner.invalid_choices >= len(seeds)  # every plan's choice was invalid, and counted
+    assert accepted and pipeline.stats.accepted + sum(pipeline.stats.rejections.values()) == len(seeds)
+    wrong_type = Choosy(['{"choice": "the second one"}'])  # fails the schema: a counted LLM error per variant
+    pipeline = Pipeline(wrong_type, SynthConfig(per_seed=1, workers=1), graph=api_graph)
+    assert pipeline(seeds[:2]) == []
+    assert sum(v for k, v in pipeline.stats.rejections.items() if k.startswith("llm_error:plan.sequence")) == 2
+
+
+def test_planner_config_counts(api_graph, seeds_by_category):
+    planner = Planner(TemplateBackend(), api_graph, PlannerConfig(candidates=1, alternatives=2))
+    plan = planner.plan(seeds_by_category["base"][0], rng=random.Random(0))
+    assert len(plan.candidates) == 1 and all(len(c.alternatives) <= 2 for c in plan.calls)
+
+
+CREATES = {"mkdir": "dir_name", "touch": "file_name"}
+
+
+class Suggesting(TemplateBackend):
+    """Picks candidate 0, suggests a name for each mkdir/touch step, and a step and a parameter that do not exist."""
+
+    def _complete(self, request: ChatRequest) -> Completion:
+        if request.purpose == "plan.sequence":
+            sequence = request.context["candidates"][0]
+            arguments = {str(j): {CREATES[n]: f"zephyr{j}quill"} for j, n in enumerate(sequence) if n in CREATES}
+            arguments["99"] = {"x": 1}
+            arguments["0"] = {**arguments.get("0", {}), "no_such_param": 1}
+            return Completion(text=json.dumps({"choice": 0, "arguments": arguments}))
+        return super()._complete(request)
+
+
+def test_suggested_argument_values_are_tried_first_and_bad_ones_counted(seeds_by_category, api_graph):
+    planner = Planner(Suggesting(), api_graph)
+    seeds = [t for t in seeds_by_category["base"] if "GorillaFileSystem" in t.involved_classes][:15]
+    used = suggested = 0
+    for i, seed in enumerate(seeds):
+        before = planner.invalid_arguments
+        plan = planner.plan(seed, rng=random.Random(i))
+        if len(plan.candidates) > 1:
+            assert planner.invalid_arguments - before == 2  # step 99 and no_such_param, dropped
+        for call in plan.calls:
+            assert set(call.suggested) <= set(api_graph.nodes[call.name].params)
+        marked = {j: c.suggested for j, c in enumerate(plan.calls) if c.suggested}
+        suggested += len(marked)
+        run = run_plan(plan)
+        for j, values in marked.items():
+            if j < len(run.calls) and run.calls[j].name == plan.calls[j].name:
+                used += all(run.calls[j].arguments.get(p) == v for p, v in values.items())
+    assert suggested >= 5 and used >= 3, (suggested, used)

@@ -1,0 +1,233 @@
+"""State-aware argument proposals for a planned call (DESIGN §3, stages 1-2).
+
+The planner fixes which function runs at each position; the values it gets are
+chosen here, during execution, from the live environment just before the call,
+so they are valid *in that state*:
+
+* a parameter the plan feeds from an earlier call (a data-flow edge) gets a
+  value that call produced (its result, or what it created), of the
+  parameter's type;
+* any other parameter gets, in a shuffled mix: a value of the class's state
+  whose key looks like the parameter (``order_id`` <- the keys of ``orders``,
+  ``symbol`` <- ``orders/*/symbol``, ``user_id`` <- ``user_map``), the entries
+  of the current directory for file-system names, an enum value of the doc, or
+  a fresh distinctive word / number / date from the plan's
+  :class:`~rods.synth.values.ValueRemapper` (names a call creates, amounts).
+
+Proposals are only proposals: the executor keeps the first one whose data-flow
+edges are exactly the plan's and whose call runs without an error. Only a
+function's required parameters are filled (optional ones keep their defaults).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+from rods.envs.environment import ToolEnvironment, public_state
+from rods.synth.api_graph import function_docs
+from rods.synth.profile import linkable, walk
+from rods.synth.values import ValueRemapper, is_distinctive
+
+#: Per-class hints where the state's public attributes do not show what a call can see:
+#: (name, is a container) pairs. GorillaFileSystem names are relative to the private current directory.
+VISIBLE_NAMES = {
+    "GorillaFileSystem": lambda inst: sorted(
+        (name, hasattr(node, "contents"))
+        for name, node in (getattr(getattr(inst, "_current_dir", None), "contents", {}) or {}).items()),
+}
+#: Parameter-name pieces that ask for a container (directory) or a plain entry (file).
+CONTAINER_WORDS = {"dir", "folder", "directory"}
+ENTRY_WORDS = {"file"}
+
+#: Parameter-name pieces that say "free text the user writes".
+TEXT_WORDS = {"content", "message", "comment", "title", "description", "resolution", "keyword", "pattern", "messages"}
+#: Parameter-name pieces too generic to match state keys on.
+GENERIC = {"id", "name", "the", "of", "to", "a", "s", "new", "value"}
+EXTENSIONS = ("txt", "md", "csv", "log", "json")
+#: Parameter-name pieces that ask for a name or id: no spaces, no line breaks, short.
+NAMING_WORDS = CONTAINER_WORDS | ENTRY_WORDS | {"id", "name", "source", "destination", "symbol", "stock", "user"}
+
+KEY_TOKENS = frozenset({"id", "key", "name"})
+_ENUM = re.compile(r"\[Enum\]:\s*(\[[^\]]*\])")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+@lru_cache(maxsize=65536)
+def tokens(name: str) -> frozenset[str]:
+    """`file_name` / `fuelAmount` / `orders/12#key` -> their word pieces, lower case, plural s dropped."""
+    words = re.split(r"[^A-Za-z]+", _CAMEL.sub(" ", name))
+    return frozenset(w.lower().rstrip("s") or w.lower() for w in words if w)
+
+
+def enum_values(spec: dict[str, Any]) -> list[Any]:
+    """The enum of a parameter: a JSON-schema `enum`, or BFCL's "[Enum]: [...]" in the description."""
+    if isinstance(spec.get("enum"), list):
+        return list(spec["enum"])
+    items = spec.get("items") if isinstance(spec.get("items"), dict) else {}
+    for text in (spec.get("description", ""), items.get("description", "")):
+        found = _ENUM.search(text or "")
+        if found:
+            return re.findall(r'"([^"]*)"', found.group(1))
+    return []
+
+
+def _name_like(value: Any) -> bool:
+    return not isinstance(value, str) or (len(value) <= 40 and not any(ch.isspace() or ch in "'\"" for ch in value))
+
+
+def fits(value: Any, kind: str) -> bool:
+    """Whether a scalar can be passed to a parameter of JSON type `kind`."""
+    if isinstance(value, bool):
+        return kind == "boolean"
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "integer":
+        return isinstance(value, int)
+    if kind in ("number", "float"):
+        return isinstance(value, (int, float))
+    return False
+
+
+class ArgumentProposer:
+    """Proposes argument dicts for one call in the live state (see the module docstring)."""
+
+    def __init__(self, remapper: ValueRemapper, rng: random.Random):
+        self.remapper = remapper
+        self.rng = rng
+        self.docs = function_docs()
+        self._state: tuple[Any, str | None, list] | None = None  # (env, class, its state values): one per position
+
+    def params(self, function: str) -> list[tuple[str, dict[str, Any]]]:
+        """The function's required parameters with their specs."""
+        doc = self.docs.get(function, {}).get("parameters", {})
+        props = doc.get("properties", {})
+        return [(p, props.get(p, {})) for p in doc.get("required", [])]
+
+    def propose(self, function: str, env: ToolEnvironment, feeds: dict[int, list[list[Any]]],
+                limit: int = 8, reading: bool = False) -> Iterator[tuple[dict[str, Any], dict[str, int]]]:
+        """Up to `limit` (arguments, fed) pairs; `fed` maps a parameter to the source call it takes a value from.
+
+        `feeds` holds, per source call that must feed this one, the values it
+        produced in tiers, best first (result values, created values, result keys).
+        A `reading` call (one that must not change the state) takes names from the
+        state rather than fresh ones whenever the state has any.
+        """
+        params = self.params(function)
+        owner = self.docs.get(function, {}).get("class")
+        if self._state is None or self._state[0] is not env or self._state[1] != owner:
+            self._state = (env, owner, self._state_values(env, owner))
+        state = self._state[2]
+        for _ in range(limit):
+            arguments: dict[str, Any] = {}
+            fed: dict[str, int] = {}
+            free = list(range(len(params)))
+            self.rng.shuffle(free)
+            ok = True
+            for src, values in sorted(feeds.items()):  # one parameter per source takes one of its values
+                placed = False
+                for k in list(free):
+                    name, spec = params[k]
+                    value = self._fed_value(name, spec, values)
+                    if value is not None:
+                        arguments[name], fed[name] = value, src
+                        free.remove(k)
+                        placed = True
+                        break
+                ok &= placed
+            if not ok:
+                return
+            for k in free:
+                name, spec = params[k]
+                arguments[name] = self._own_value(name, spec, state, env, owner, reading)
+            values = [repr(v) for v in arguments.values()]
+            if len(set(values)) < len(values):  # mv(a, a), diff(a, a): no call of sense, and some loop the simulator
+                continue
+            yield {p: arguments[p] for p, _ in params}, fed
+
+    # ------------------------------------------------------------ values
+
+    def _fed_value(self, name: str, spec: dict[str, Any], tiers: list[list[Any]]) -> Any:
+        kind = spec.get("type", "string")
+        item = (spec.get("items") or {}).get("type", "string") if kind == "array" else kind
+        naming = bool(tokens(name) & NAMING_WORDS)
+        text = bool(tokens(name) & TEXT_WORDS)  # free text takes a distinctive value, not a word like "lines"
+        fitting = [[v for v in tier if fits(v, item) and not (naming and not _name_like(v))
+                    and not (text and not is_distinctive(v))] for tier in tiers]
+        fitting = [tier for tier in fitting if tier]
+        if not fitting:
+            return None
+        value = self.rng.choice(fitting[0])
+        return [value] if kind == "array" else value
+
+    def _own_value(self, name: str, spec: dict[str, Any], state: list, env: ToolEnvironment, owner: str | None,
+                   reading: bool = False) -> Any:
+        kind = spec.get("type", "string")
+        enum = enum_values(spec)
+        if kind == "array":
+            item = (spec.get("items") or {}).get("type", "string")
+            size = self.rng.randint(1, 3) if enum or item == "string" else self.rng.randint(2, 4)
+            return [self._scalar(name, item, enum, state, env, owner, reading) for _ in range(size)]
+        if kind == "dict":
+            return {}
+        return self._scalar(name, kind, enum, state, env, owner, reading)
+
+    def _scalar(self, name: str, kind: str, enum: list[Any], state: list, env: ToolEnvironment,
+                owner: str | None, reading: bool) -> Any:
+        if kind == "boolean":
+            return self.rng.random() < 0.5
+        if enum:
+            return self.rng.choice(enum)
+        parts = tokens(name)
+        want = parts - GENERIC or parts
+        ranked = [(rank, v) for rank, last, context, v in state if context & want and fits(v, kind)
+                  for rank in [0 if last & parts else 1]]
+        best = min((r for r, _ in ranked), default=None)
+        options = [v for r, v in ranked if r == best]
+        if owner in VISIBLE_NAMES and kind == "string" and not (parts & TEXT_WORDS):
+            entries = VISIBLE_NAMES[owner](env.instance(owner))
+            if parts & CONTAINER_WORDS:
+                entries = [e for e in entries if e[1]]
+            elif parts & ENTRY_WORDS:
+                entries = [e for e in entries if not e[1]]
+            options += [n for n, _ in entries]
+        if options and ("id" in parts or self.rng.random() < (0.95 if reading else 0.7)):
+            return self.rng.choice(options)
+        return self._fresh(name, kind)
+
+    def _fresh(self, name: str, kind: str) -> Any:
+        parts = tokens(name)
+        if kind == "integer":
+            return self.remapper.fresh_number(integer=True)
+        if kind in ("number", "float"):
+            return self.remapper.fresh_number(integer=self.rng.random() < 0.5)
+        if parts & {"date"}:
+            return f"{self.rng.randint(2025, 2027)}-{self.rng.randint(1, 12):02d}-{self.rng.randint(1, 28):02d}"
+        if parts & TEXT_WORDS:
+            return f"{self.remapper.fresh_word().capitalize()} {self.remapper.fresh_word()} notes"
+        if parts & {"file"}:
+            return f"{self.remapper.fresh_word()}.{self.rng.choice(EXTENSIONS)}"
+        return self.remapper.fresh_word()
+
+    @staticmethod
+    def _state_values(env: ToolEnvironment, owner: str | None) -> list[tuple[int, set[str], set[str], Any]]:
+        """(0, pieces of the value's own key, pieces of its last three path steps, value) per linkable state scalar.
+
+        A dict key counts as an id or name (`orders/12446#key` answers `order_id`).
+        """
+        if owner is None or owner not in env.involved_classes:
+            return []
+        out = []
+        for path, value in walk(public_state(env.instance(owner))):
+            if not linkable(value) or not isinstance(value, (str, int, float)):
+                continue
+            steps = [s for s in re.split(r"[/.]", path) if s][-3:]
+            if not steps:
+                continue
+            last = KEY_TOKENS if steps[-1].endswith("#key") else tokens(steps[-1])
+            context = frozenset().union(*(tokens(s.replace("#key", "")) for s in steps)) | last
+            out.append((0, last, context, value))
+        return out

@@ -1,0 +1,62 @@
+"""How far variants move from their seeds: the novelty figures of `bench/synth_novelty.py`.
+
+Skill-aligned synthesis must keep a seed's structure (Φ) and change its
+content, call sequence included (DESIGN §3). These figures compare each
+variant's flattened function-name sequence with its parent seed's:
+
+* ``seq_changed``: fraction of variants whose sequence differs;
+* ``fnset_changed``: fraction whose *set* of functions differs;
+* ``mean_seq_distance``: mean of 1 - difflib's ratio of the two sequences;
+* ``distinct_skeletons_per_seed``: mean, over seeds with a variant, of the
+  number of distinct sequences among its variants;
+* ``new_functions``: functions some variant calls and no seed does;
+* ``profile_match``: fraction whose Φ matches the seed's (must be 1.0).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import defaultdict
+
+from rods.synth.profile import ComplexityProfile, parse_ground_truth, profile_of
+from rods.tasks.model import Task
+
+
+def call_names(task: Task) -> list[str]:
+    """The flattened function-name sequence of a task's ground truth."""
+    return [c.name for turn in parse_ground_truth(task) for c in turn]
+
+
+def sequence_distance(a: list[str], b: list[str]) -> float:
+    """1 - difflib's similarity ratio of two name sequences (0: equal, 1: nothing shared)."""
+    return 1 - difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def novelty(seeds: list[Task], variants: list[Task],
+            profiles: dict[str, ComplexityProfile] | None = None) -> dict[str, float]:
+    """The figures of the module docstring for `variants` (each names its seed in `provenance.parent_id`)."""
+    names = {s.id: call_names(s) for s in seeds}
+    profiles = profiles or {s.id: profile_of(s) for s in seeds}
+    seed_functions = {n for seq in names.values() for n in seq}
+    changed = fnset = matched = 0
+    distance = 0.0
+    skeletons: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+    used: set[str] = set()
+    for task in variants:
+        parent = task.provenance.parent_id
+        mine, theirs = call_names(task), names[parent]
+        changed += mine != theirs
+        fnset += set(mine) != set(theirs)
+        distance += sequence_distance(mine, theirs)
+        skeletons[parent].add(tuple(mine))
+        used |= set(mine)
+        matched += profile_of(task).matches(profiles[parent])
+    n = max(1, len(variants))
+    return {
+        "seq_changed": changed / n,
+        "fnset_changed": fnset / n,
+        "mean_seq_distance": distance / n,
+        "distinct_skeletons_per_seed": sum(map(len, skeletons.values())) / max(1, len(skeletons)),
+        "new_functions": len(used - seed_functions),
+        "profile_match": matched / n,
+    }

@@ -1,0 +1,278 @@
+"""Resolve a plan against the live environment: one concrete call per position.
+
+A planned position is either *fixed* (its arguments are given; bound ones are
+filled from earlier results) or *to resolve*: its function is the planned
+one or one of its graph-valid alternatives, its arguments come from the
+:class:`~rods.synth.arguments.ArgumentProposer` in the state just before the
+call. A resolved call is kept only if
+
+* its data-flow sources (the latest earlier call that produced each of its
+  argument values, exactly as :func:`rods.synth.profile.data_flow_edges`
+  computes them) are the plan's, so Φ's edges come out equal;
+* it runs without an error, and changes the state iff the seed's call did;
+* it is new to the task at a miss_func held-out position, and says a value
+  the user must give at a miss_param position.
+
+Each candidate runs on a fork of the environment, so a rejected one leaves no
+trace. When no candidate fits a position the search steps back one position
+and takes that position's next candidate (a depth-first search with a budget
+of trial calls), so one dead end does not sink the whole plan.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from rods.envs.calls import ToolCall
+from rods.envs.environment import ToolEnvironment, public_state
+from rods.synth.api_graph import function_docs
+from rods.synth.arguments import ArgumentProposer
+from rods.synth.planner import Plan, PlannedCall
+from rods.synth.profile import (
+    incoming_edges,
+    is_error,
+    produced_values,
+    result_value,
+    scalars,
+    value_paths,
+    walk,
+)
+from rods.synth.values import is_distinctive
+
+#: Argument draws per function; candidates of one function kept for backtracking; trial calls per run.
+TRIALS_PER_FUNCTION = 8
+KEPT_PER_FUNCTION = 3
+TRIAL_BUDGET = 400
+
+
+@dataclass
+class Step:
+    """One executed position: the call, its result, the environment after it, what it produced.
+
+    `state` is the walk of each class's public state after the call (what
+    :func:`rods.synth.profile.trace_task` walks, class by class) and `seen` the
+    scalars of each; a call changes only its own class, so only that one is walked again.
+    """
+
+    call: ToolCall
+    result: str
+    env: ToolEnvironment
+    state: dict[str, list]
+    seen: dict[str, set]
+    produced: set = field(default_factory=set)
+    offers: list[list] = field(default_factory=list)
+    changed: bool = False
+    bindings: dict[str, tuple[int, tuple]] = field(default_factory=dict)
+
+
+def class_state(env: ToolEnvironment, cls: str) -> list:
+    """The walk of one class's public state (paths and scalars)."""
+    return walk({cls: public_state(env.instance(cls))})
+
+
+@dataclass
+class DeadEnd:
+    """Why the search stopped: the deepest position it reached, and the call that failed there (if any)."""
+
+    index: int
+    function: str
+    result: str
+    kind: str  # execution | binding | plan
+    call: ToolCall | None = None
+    env: ToolEnvironment | None = None
+    steps: list[Step] = field(default_factory=list)  # the positions before it, as they ran
+
+
+@dataclass
+class Resolution:
+    steps: list[Step]
+    dead_end: DeadEnd | None = None
+    fallbacks: list[tuple[int, str]] = field(default_factory=list)
+
+
+def is_failed(result: str) -> bool:
+    """An error result, including BFCL's lists that start with an error dict."""
+    if is_error(result):
+        return True
+    value = result_value(result)
+    return isinstance(value, list) and bool(value) and isinstance(value[0], dict) and "error" in value[0]
+
+
+def offers_of(result: str, created: set, produced: set) -> list[list]:
+    """A call's produced values as later calls should take them: result values and created ones, else result keys."""
+    leaves = [v for _, v in value_paths(result_value(result)) if v in produced and v != "None"]
+    made = sorted((v for v in created if v in produced and v not in leaves and v != "None"), key=repr)
+    keys = sorted((v for v in produced if v not in leaves and v not in created), key=repr)
+    return [list(dict.fromkeys(leaves)), made] if leaves or made else [keys]
+
+
+def resolve(plan: Plan, budget: int = TRIAL_BUDGET) -> Resolution:
+    """Run the plan position by position, stepping back from dead ends (see the module docstring)."""
+    env = ToolEnvironment(plan.initial_config, plan.seed.involved_classes, long_context=plan.seed.long_context)
+    state = {cls: class_state(env, cls) for cls in env.involved_classes}
+    origin = Step(ToolCall("start", {}), "", env, state, {cls: scalars(walked) for cls, walked in state.items()})
+    proposer = ArgumentProposer(plan.remapper, random.Random(plan.rng_seed))
+    search = _Search(plan, proposer, budget)
+    steps: list[Step] = []
+    options: list[Iterator[Step] | None] = [None] * len(plan.calls)
+    j = 0
+    while j < len(plan.calls):
+        if options[j] is None:
+            options[j] = search.options(j, steps[-1] if steps else origin, steps)
+        step = next(options[j], None)
+        if step is not None:
+            steps.append(step)
+            j += 1
+            continue
+        options[j] = None
+        if j == 0 or search.trials >= budget:
+            return Resolution(steps, search.dead_end)
+        steps.pop()
+        j -= 1
+    for planned, step in zip(plan.calls, steps):
+        if planned.sources is None:
+            continue
+        planned.name, planned.arguments, planned.args = step.call.name, dict(step.call.arguments), ()
+        planned.bindings = step.bindings
+    return Resolution(steps, None, search.fallbacks(steps))
+
+
+class _Search:
+    """Candidate generation per position, with the trial budget and the deepest dead end."""
+
+    def __init__(self, plan: Plan, proposer: ArgumentProposer, budget: int):
+        self.plan = plan
+        self.proposer = proposer
+        self.budget = budget
+        self.trials = 0
+        self.dead_end: DeadEnd | None = None
+        self.names = [c.name for c in plan.calls]  # as planned, before any write-back
+        self.owners = {name: doc["class"] for name, doc in function_docs().items()}
+
+    def fallbacks(self, steps: list[Step]) -> list[tuple[int, str]]:
+        return [(j, self.names[j]) for j, step in enumerate(steps) if step.call.name != self.names[j]]
+
+    def _fail(self, j: int, function: str, result: str, kind: str, call: ToolCall | None, env: ToolEnvironment,
+              steps: list[Step]):
+        """Keep the deepest dead end; at one position an error (a Config Patch may fix it) beats "nothing fits"."""
+        if self.dead_end is None or j > self.dead_end.index or (
+                j == self.dead_end.index and self.dead_end.kind == "plan" and kind != "plan"):
+            self.dead_end = DeadEnd(j, function, result, kind, call, env, list(steps))
+
+    def _run(self, call: ToolCall, before: Step) -> Step:
+        """Run a call on a copy of `before`'s environment (only the call's class is copied)."""
+        self.trials += 1
+        owner = self.owners.get(call.name)
+        trial = before.env.fork(None if owner is None else [owner])
+        result = trial.execute(call)
+        if is_failed(result) or owner is None:
+            return Step(call, result, trial, before.state, before.seen)
+        walked = class_state(trial, owner)
+        state = {**before.state, owner: walked}
+        now = scalars(walked)
+        created = now.difference(*before.seen.values())
+        produced = produced_values(result, created)
+        changed = sorted(map(repr, walked)) != sorted(map(repr, before.state.get(owner, [])))
+        return Step(call, result, trial, state, {**before.seen, owner: now}, produced,
+                    offers_of(result, created, produced), changed)
+
+    def options(self, j: int, before: Step, steps: list[Step]) -> Iterator[Step]:
+        """Candidate steps for position j, best first; each has already run without an error on its own fork."""
+        planned = self.plan.calls[j]
+        env = before.env
+        if planned.sources is None:
+            yield from self._fixed(j, planned, before, steps)
+            return
+        names = self.names
+        produced = [s.produced for s in steps]
+        wanted = set(planned.sources)
+        feeds = {i: steps[i].offers for i in wanted}
+        used = {s.call.name for s in steps}
+        for name in [names[j], *planned.alternatives]:
+            if (planned.held_out and name in used) or name not in env.functions:
+                continue
+            kept = 0
+            proposals = self.proposer.propose(name, env, feeds, limit=TRIALS_PER_FUNCTION,
+                                              reading=planned.changed is False)
+            if name == names[j] and planned.suggested:
+                proposals = _suggested_first(proposals, planned.suggested)
+            for arguments, fed in proposals:
+                if self.trials >= self.budget or kept >= KEPT_PER_FUNCTION:
+                    break
+                call = ToolCall(name, arguments)
+                if incoming_edges(call, produced) != wanted:
+                    continue
+                if planned.user_value and not any(k not in fed and is_distinctive(v) and not isinstance(v, (list, dict))
+                                                  for k, v in arguments.items()):
+                    continue
+                step = self._run(call, before)
+                if is_failed(step.result):
+                    self._fail(j, name, step.result, "execution", call, env, steps)
+                    continue
+                if planned.changed is not None and step.changed != planned.changed:
+                    continue
+                step.bindings = _bindings(arguments, fed, [s.result for s in steps])
+                kept += 1
+                yield step
+        self._fail(j, names[j], "no function and arguments fit the planned data flow here", "plan", None, env, steps)
+
+    def _fixed(self, j: int, planned: PlannedCall, before: Step, steps: list[Step]) -> Iterator[Step]:
+        env = before.env
+        args, arguments = list(planned.args), dict(planned.arguments)
+        for key, (src, path) in planned.bindings.items():
+            try:
+                value = _follow(result_value(steps[src].result), path)
+            except (KeyError, IndexError):
+                self._fail(j, planned.name, f"bound value missing at {path} of call {src}", "binding", None, env, steps)
+                return
+            name, _, element = key.partition("[")
+            container, slot = (args, int(name[1:])) if name.startswith("#") else (arguments, name)
+            if (isinstance(slot, int) and slot >= len(container)) or (isinstance(slot, str) and slot not in container):
+                continue
+            if element:
+                items = list(container[slot])
+                items[int(element.rstrip("]"))] = value
+                container[slot] = items
+            else:
+                container[slot] = value
+        call = ToolCall(planned.name, arguments, tuple(args))
+        step = self._run(call, before)
+        if is_failed(step.result):
+            self._fail(j, planned.name, step.result, "execution", call, env, steps)
+            return
+        step.bindings = dict(planned.bindings)
+        yield step
+
+
+def _suggested_first(proposals: Iterator[tuple[dict, dict]], suggested: dict[str, Any]) -> Iterator[tuple[dict, dict]]:
+    """The backend's suggested values over the first proposal, then the proposals as drawn."""
+    for k, (arguments, fed) in enumerate(proposals):
+        if k == 0:
+            yield {**arguments, **suggested}, {p: src for p, src in fed.items() if p not in suggested}
+        yield arguments, fed
+
+
+def _follow(value: Any, path: tuple) -> Any:
+    for step in path:
+        if isinstance(value, dict) and step in value:
+            value = value[step]
+        elif isinstance(value, list) and isinstance(step, int) and step < len(value):
+            value = value[step]
+        else:
+            raise KeyError(path)
+    return value
+
+
+def _bindings(arguments: dict[str, Any], fed: dict[str, int], results: list[str]) -> dict[str, tuple[int, tuple]]:
+    """Where each fed argument sits in its source's result (values the source only created stay unbound)."""
+    out = {}
+    for key, src in fed.items():
+        value = arguments[key]
+        target, key = (value[0], f"{key}[0]") if isinstance(value, list) else (value, key)
+        paths = [p for p, v in value_paths(result_value(results[src])) if v == target and type(v) is type(target)]
+        if paths:
+            out[key] = (src, paths[0])
+    return out

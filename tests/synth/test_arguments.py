@@ -1,0 +1,51 @@
+"""State-aware argument proposals: names from the current directory, ids from the state, fed values, enums."""
+
+import random
+
+from rods.envs.environment import ToolEnvironment
+from rods.synth.arguments import ArgumentProposer, enum_values, tokens
+from rods.synth.values import ValueRemapper
+
+FS = {"GorillaFileSystem": {"root": {"ana": {"type": "directory", "contents": {
+    "notes.txt": {"type": "file", "content": "hello"},
+    "drafts": {"type": "directory", "contents": {}},
+    "photos": {"type": "directory", "contents": {}}}}}}}
+
+
+def _proposer(seed=0):
+    rng = random.Random(seed)
+    return ArgumentProposer(ValueRemapper(rng), rng)
+
+
+def test_file_system_names_come_from_the_current_directory_by_kind():
+    env = ToolEnvironment(FS, ["GorillaFileSystem"])
+    folders, files = set(), set()
+    for seed in range(30):
+        proposer = _proposer(seed)
+        folders |= {a["folder"] for a, _ in proposer.propose("cd", env, {}, limit=4, reading=True)}
+        files |= {a["file_name"] for a, _ in proposer.propose("cat", env, {}, limit=4, reading=True)}
+    assert {"drafts", "photos"} <= folders and "notes.txt" not in folders  # directories only for a folder
+    assert "notes.txt" in files and not {"drafts", "photos"} & files  # files only for a file name
+
+
+def test_ids_come_from_state_keys_that_look_like_the_parameter():
+    config = {"TradingBot": {"orders": {"12446": {"symbol": "NVDA", "price": 10.5, "num_shares": 3,
+                                                  "status": "Open"}}, "authenticated": True}}
+    env = ToolEnvironment(config, ["TradingBot"])
+    seen = {a["order_id"] for seed in range(10) for a, _ in _proposer(seed).propose("cancel_order", env, {}, limit=3)}
+    assert seen and all(str(v) == "12446" for v in seen)  # an id is always taken from the state when it has one
+
+
+def test_a_fed_parameter_takes_a_value_its_source_produced():
+    env = ToolEnvironment(FS, ["GorillaFileSystem"])
+    feeds = {2: [["report.md", "summary.md"], []]}
+    for arguments, fed in _proposer().propose("cat", env, feeds, limit=6):
+        assert fed == {"file_name": 2} and arguments["file_name"] in {"report.md", "summary.md"}
+    # a source with nothing of the right type makes no proposal at all
+    assert list(_proposer().propose("cat", env, {2: [[42, 7.5]]}, limit=3)) == []
+
+
+def test_enums_and_names():
+    assert enum_values({"type": "string", "description": 'Door. [Enum]: ["driver", "passenger"]'}) == ["driver",
+                                                                                                      "passenger"]
+    assert tokens("fuelAmount") == {"fuel", "amount"} and tokens("order_ids") == {"order", "id"}
