@@ -133,16 +133,6 @@ def spoken_values(turn: dict[str, Any]) -> set[str]:
     return out
 
 
-def anchor(narrative: str | None, functions: list[str]) -> str:
-    """The narrative's sentences that recite none of the task's functions (the first query's opening)."""
-    if not narrative:
-        return ""
-    from rods.synth.leak import leaks  # the same test the judge applies
-
-    sentences = re.split(r"(?<=[.!?])\s+", narrative.strip())
-    return " ".join(s for s in sentences if s and leaks(s, functions) is None)
-
-
 class TemplateBackend(LLMBackend):
     """Deterministic, model-free answers (see the module docstring)."""
 
@@ -196,7 +186,7 @@ class TemplateBackend(LLMBackend):
                 continue
             body = request(turn, said)
             if spoken == 0:
-                intro = anchor(ctx.get("narrative"), [c["function"] for t in turns for c in t.get("calls", [])])
+                intro = ctx.get("opening") or ""  # the narrative minus sentences that recite docs
                 text = f"{intro} {body}".strip()
             elif turn.get("kind") == "supply_missing":
                 text = body

@@ -1,4 +1,4 @@
-"""State-aware argument proposals for a planned call (DESIGN §3, stages 1-2).
+"""State-aware argument proposals for a planned call (docs/design.md §4.3).
 
 The planner fixes which function runs at each position; the values it gets are
 chosen here, during execution, from the live environment just before the call,

@@ -1,7 +1,7 @@
 """How far variants move from their seeds: the novelty figures of `bench/synth_novelty.py`.
 
 Skill-aligned synthesis must keep a seed's structure (Φ) and change its
-content, call sequence included (DESIGN §3). These figures compare each
+content, call sequence included (docs/design.md §4.2). These figures compare each
 variant's flattened function-name sequence with its parent seed's:
 
 * ``seq_changed``: fraction of variants whose sequence differs;

@@ -27,11 +27,13 @@ anything that still does not fit (:class:`RewriteError`), never as an error.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from rods.llm.base import LLMBackend
 from rods.synth.api_graph import describe, function_docs
 from rods.synth.executor import Execution
+from rods.synth.leak import leaks
 from rods.synth.planner import Plan
 from rods.tasks.model import Task
 
@@ -115,6 +117,14 @@ def _pick_missing(calls: list[dict[str, Any]], said: list[dict[str, Any]] = ()) 
     return None
 
 
+def narrative_opening(narrative: str | None, functions: list[str]) -> str:
+    """The narrative's sentences that recite none of the task's functions (a first query may open with them)."""
+    if not narrative:
+        return ""
+    sentences = re.split(r"(?<=[.!?])\s+", narrative.strip())
+    return " ".join(s for s in sentences if s and leaks(s, functions) is None)
+
+
 class Rewriter:
     """Writes all user queries of a plan in one backend call."""
 
@@ -124,7 +134,9 @@ class Rewriter:
     def rewrite(self, plan: Plan, execution: Execution, feedback: list[str] | None = None,
                 turns: list[dict[str, Any]] | None = None) -> list[str]:
         turns = turns or turn_contexts(plan, execution)
-        context = {"narrative": plan.narrative, "turns": turns, "feedback": feedback or []}
+        functions = [c["function"] for t in turns for c in t.get("calls", [])]
+        context = {"narrative": plan.narrative, "opening": narrative_opening(plan.narrative, functions),
+                   "turns": turns, "feedback": feedback or []}
         prompt = (
             "Write the user's message for every turn of this conversation with a tool-using assistant. "
             "Turns must read as one coherent story that follows the narrative, and later turns may refer back "

@@ -71,14 +71,14 @@ class VerlSynthesisSettings(Section):
                                      "backend_kwargs": self.backend_kwargs}]
         out = []
         for i, entry in enumerate(entries):
-            where = f"backends[{i}]" if self.backends else "backend"
+            where = f"backends[{i}]: " if self.backends else ""
             unknown = sorted(set(entry) - known)
             if unknown or "backend" not in entry:
-                raise ValueError(f"{where}: needs 'backend' and only {sorted(known)}, got {sorted(entry)}")
+                raise ValueError(f"{where}needs 'backend' and only {sorted(known)}, got {sorted(entry)}")
             kwargs = dict(entry.get("backend_kwargs") or {})
             if entry["backend"] == "openai":
                 if not entry.get("base_url"):
-                    raise ValueError(f"{where}: base_url is required for the openai backend (e.g. http://host:8000/v1)")
+                    raise ValueError(f"{where}base_url is required for the openai backend (e.g. http://host:8000/v1)")
                 kwargs.setdefault("base_url", entry["base_url"])
                 kwargs.setdefault("model", entry.get("model") or self.model)
                 if api_key is not None:
