@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
+from rods.envs.calls import parse_calls
+
 _BACKEND = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
 #: Class name -> module of the BFCL API classes used by the multi-turn categories.
 CLASS_MODULES = {
@@ -58,12 +60,34 @@ def method_owners(involved_classes: Iterable[str]) -> dict[str, str]:
     return owners
 
 
+#: A class's config key listing calls to run right after loading: the gold calls of
+#: the turns before a turn slice (rods.train.slices), so it starts from their state.
+REPLAY_KEY = "_rods_replay"
+
+
 def load_shared(cls: str, initial_config: Mapping[str, Any], long_context: bool) -> Any:
-    """An instance loaded exactly as BFCL loads it; it may still share BFCL's module-level dicts."""
+    """An instance loaded exactly as BFCL loads it; it may still share BFCL's module-level dicts.
+
+    Calls listed under `REPLAY_KEY` in the class's config then run on it, in order.
+    """
     instance = api_class(cls)()
-    if cls not in STATELESS_CLASSES:
-        instance._load_scenario(copy.deepcopy(dict(initial_config.get(cls, {}))), long_context=long_context)
+    config = copy.deepcopy(dict(initial_config.get(cls, {})))
+    replay = config.pop(REPLAY_KEY, [])
+    if cls in STATELESS_CLASSES:
+        return instance  # nothing to load, nothing a call could change
+    instance._load_scenario(config, long_context=long_context)
+    for text in replay:
+        _replay(instance, text)
     return instance
+
+
+def _replay(instance: Any, text: str) -> None:
+    """Run one gold call on `instance`; a failure is part of the history, as it was for the gold agent."""
+    for call in parse_calls(text):
+        try:
+            getattr(instance, call.name)(*copy.deepcopy(call.args), **copy.deepcopy(call.arguments))
+        except Exception:  # noqa: BLE001 - BFCL records the error and moves on
+            pass
 
 
 def load_instance(cls: str, initial_config: Mapping[str, Any], long_context: bool) -> Any:
