@@ -1,0 +1,142 @@
+"""Running a comparison: every (arm, seed) job, in order or a few at a time, resumable.
+
+Each job runs as ``python -m rods.compare.job`` in its own process, its output
+in ``RUN_DIR/job.log``. A run whose ``done.json`` exists is finished and
+skipped; any other run is (re)started, from its newest checkpoint if it has
+one. Every launch is appended to ``RUN_DIR/attempts.jsonl`` (start, end,
+exit code), so a rerun's work is visible. With `parallel` > 1 the CPU threads
+are split between concurrent jobs. When every job is done the summary is
+written (`rods.compare.summary`); if a job failed, the others still run and
+the comparison raises at the end, naming the failed runs and their logs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rods.compare.arms import HELDOUT_FILE, RunSpec, heldout_tasks, load_arms, plan_runs, write_run_config
+from rods.compare.job import ATTEMPTS_FILE, DONE_FILE
+
+log = logging.getLogger(__name__)
+
+JOB_LOG = "job.log"
+
+
+@dataclass
+class CompareResult:
+    """What one `run_comparison` call did."""
+
+    out: Path
+    runs: list[RunSpec]
+    skipped: list[RunSpec] = field(default_factory=list)  # already finished before this call
+    ran: list[RunSpec] = field(default_factory=list)
+    failed: list[RunSpec] = field(default_factory=list)
+    summary: dict | None = None
+
+
+def is_done(run: RunSpec) -> bool:
+    return (run.run_dir / DONE_FILE).is_file()
+
+
+def _append(path: Path, record: dict) -> None:
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record) + "\n")
+
+
+def launch(run: RunSpec, heldout: Path | None, *, threads: int | None = None) -> int:
+    """Run one job in a subprocess (blocking); returns its exit code."""
+    write_run_config(run)
+    cmd = [sys.executable, "-m", "rods.compare.job", str(run.run_dir)] + ([str(heldout)] if heldout else [])
+    env = dict(os.environ)
+    if threads:
+        env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
+    attempts = run.run_dir / ATTEMPTS_FILE
+    start = time.time()
+    _append(attempts, {"event": "start", "time": start, "resume": any((run.run_dir / "checkpoints").glob("checkpoint-*"))})
+    with (run.run_dir / JOB_LOG).open("a", encoding="utf-8") as logfile:
+        logfile.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(cmd)}\n")
+        logfile.flush()
+        code = subprocess.call(cmd, stdout=logfile, stderr=subprocess.STDOUT, env=env)
+    _append(attempts, {"event": "end", "time": time.time(), "seconds": round(time.time() - start, 2), "code": code})
+    return code
+
+
+def run_comparison(
+    arm_paths: list[str | Path],
+    out: str | Path,
+    *,
+    seeds: int = 2,
+    steps: int | None = None,
+    heldout: int = 16,
+    parallel: int = 1,
+    on_event: Callable[[str, RunSpec], None] | None = None,
+) -> CompareResult:
+    """Run every unfinished (arm, seed) job, then summarize; see the module doc.
+
+    Args:
+        heldout: held-out tasks evaluated before and after each run (0: none).
+        on_event: called with ("skip" | "start" | "done" | "failed", run), e.g. for a progress bar.
+    """
+    from rods.compare.summary import summarize_comparison
+
+    if parallel < 1:
+        raise ValueError(f"--parallel must be >= 1, got {parallel}")
+    if heldout < 0:
+        raise ValueError(f"--heldout must be >= 0, got {heldout}")
+    out = Path(out)
+    arms = load_arms(list(arm_paths), steps=steps)
+    runs = plan_runs(arms, seeds, out)
+    out.mkdir(parents=True, exist_ok=True)
+    heldout_path = None
+    if heldout:
+        heldout_tasks(arms, heldout, out)
+        heldout_path = out / HELDOUT_FILE
+    (out / "compare.json").write_text(json.dumps({
+        "arms": {a.name: str(a.path) for a in arms}, "seeds": seeds, "steps": arms[0].config.grpo.max_steps,
+        "heldout": heldout, "parallel": parallel,
+    }, indent=2), encoding="utf-8")
+    result = CompareResult(out, runs)
+    notify = on_event or (lambda kind, run: None)
+    pending = []
+    for run in runs:
+        if is_done(run):
+            result.skipped.append(run)
+            notify("skip", run)
+        else:
+            pending.append(run)
+    log.info("%d runs: %d finished before, %d to run (%d at a time)", len(runs), len(result.skipped), len(pending),
+             parallel)
+    threads = max(1, (os.cpu_count() or 1) // parallel) if parallel > 1 else None
+
+    def one(run: RunSpec) -> None:
+        notify("start", run)
+        code = launch(run, heldout_path, threads=threads)
+        if code == 0 and is_done(run):
+            result.ran.append(run)
+            notify("done", run)
+        else:
+            log.error("run %s seed %d failed (exit %d); see %s", run.arm, run.seed, code, run.run_dir / JOB_LOG)
+            result.failed.append(run)
+            notify("failed", run)
+
+    if parallel == 1:
+        for run in pending:
+            one(run)
+    else:
+        with ThreadPoolExecutor(max_workers=parallel) as pool:
+            list(pool.map(one, pending))
+    if result.failed:
+        names = ", ".join(f"{r.arm}/seed-{r.seed} ({r.run_dir / JOB_LOG})" for r in result.failed)
+        raise RuntimeError(f"{len(result.failed)} run(s) failed: {names}; rerun the same command to resume them")
+    result.summary = summarize_comparison(out, [(r.arm, r.seed, r.run_dir) for r in runs],
+                                          arms={a.name: str(a.path) for a in arms})
+    return result
