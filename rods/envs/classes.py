@@ -7,6 +7,7 @@ plain-data objects equals `copy.deepcopy` and is several times faster.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import copyreg
 import importlib
@@ -84,10 +85,8 @@ def load_shared(cls: str, initial_config: Mapping[str, Any], long_context: bool)
 def _replay(instance: Any, text: str) -> None:
     """Run one gold call on `instance`; a failure is part of the history, as it was for the gold agent."""
     for call in parse_calls(text):
-        try:
+        with contextlib.suppress(Exception):  # BFCL records the error and moves on
             getattr(instance, call.name)(*copy.deepcopy(call.args), **copy.deepcopy(call.arguments))
-        except Exception:  # noqa: BLE001 - BFCL records the error and moves on
-            pass
 
 
 def load_instance(cls: str, initial_config: Mapping[str, Any], long_context: bool) -> Any:
