@@ -14,6 +14,7 @@ skipped, unfinished ones resume from their newest checkpoint.
 from __future__ import annotations
 
 import argparse
+import signal
 from pathlib import Path
 
 
@@ -32,11 +33,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
     from rich.table import Table
 
     from rods.compare import run_comparison
 
+    def interrupted(signum, frame):  # SIGTERM stops the running jobs too (see run_comparison)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupted)
     console = Console()
     console.print(f"[bold]rods compare[/bold]: {len(args.arms)} arms x {args.seeds} seeds -> {args.out}")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -25,6 +25,10 @@ RUNS_DIR = "runs"
 HELDOUT_FILE = "heldout.jsonl"
 #: The resolved config a job trains with (written by the runner, read by the job).
 RUN_CONFIG = "arm.yaml"
+#: Written last by a finished run's job: a run with it is never run again.
+DONE_FILE = "done.json"
+#: One line per launch of a run's job (written by the runner): start, end, seconds, exit code.
+ATTEMPTS_FILE = "attempts.jsonl"
 
 
 @dataclass(frozen=True)

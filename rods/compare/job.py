@@ -19,15 +19,11 @@ import sys
 import time
 from pathlib import Path
 
-from rods.compare.arms import RUN_CONFIG
+from rods.compare.arms import DONE_FILE, RUN_CONFIG
 from rods.compare.heldout import AFTER, BEFORE, HeldoutCallback
 
 log = logging.getLogger(__name__)
 
-#: Written last by a finished run.
-DONE_FILE = "done.json"
-#: One line per launch of a run's job (written by the runner): start, end, seconds, exit code.
-ATTEMPTS_FILE = "attempts.jsonl"
 
 
 def run_job(run_dir: str | Path, heldout: str | Path | None = None) -> dict:

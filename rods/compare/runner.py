@@ -17,14 +17,23 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rods.compare.arms import HELDOUT_FILE, RunSpec, heldout_tasks, load_arms, plan_runs, write_run_config
-from rods.compare.job import ATTEMPTS_FILE, DONE_FILE
+from rods.compare.arms import (
+    ATTEMPTS_FILE,
+    DONE_FILE,
+    HELDOUT_FILE,
+    RunSpec,
+    heldout_tasks,
+    load_arms,
+    plan_runs,
+    write_run_config,
+)
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +61,24 @@ def _append(path: Path, record: dict) -> None:
         fh.write(json.dumps(record) + "\n")
 
 
+#: Jobs running now (so an interrupted comparison stops them instead of leaving them behind).
+_live: set[subprocess.Popen] = set()
+_live_lock = threading.Lock()
+
+
+def stop_jobs() -> None:
+    """Terminate every job this process started that is still running."""
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 def launch(run: RunSpec, heldout: Path | None, *, threads: int | None = None) -> int:
     """Run one job in a subprocess (blocking); returns its exit code."""
     write_run_config(run)
@@ -65,7 +92,14 @@ def launch(run: RunSpec, heldout: Path | None, *, threads: int | None = None) ->
     with (run.run_dir / JOB_LOG).open("a", encoding="utf-8") as logfile:
         logfile.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(cmd)}\n")
         logfile.flush()
-        code = subprocess.call(cmd, stdout=logfile, stderr=subprocess.STDOUT, env=env)
+        proc = subprocess.Popen(cmd, stdout=logfile, stderr=subprocess.STDOUT, env=env)
+        with _live_lock:
+            _live.add(proc)
+        try:
+            code = proc.wait()
+        finally:
+            with _live_lock:
+                _live.discard(proc)
     _append(attempts, {"event": "end", "time": time.time(), "seconds": round(time.time() - start, 2), "code": code})
     return code
 
@@ -128,12 +162,18 @@ def run_comparison(
             result.failed.append(run)
             notify("failed", run)
 
-    if parallel == 1:
-        for run in pending:
-            one(run)
-    else:
-        with ThreadPoolExecutor(max_workers=parallel) as pool:
-            list(pool.map(one, pending))
+    try:
+        if parallel == 1:
+            for run in pending:
+                one(run)
+        else:
+            with ThreadPoolExecutor(max_workers=parallel) as pool:
+                futures = [pool.submit(one, run) for run in pending]
+                for future in futures:
+                    future.result()
+    except BaseException:  # Ctrl-C or SIGTERM: no job may outlive the comparison (rerun to resume)
+        stop_jobs()
+        raise
     if result.failed:
         names = ", ".join(f"{r.arm}/seed-{r.seed} ({r.run_dir / JOB_LOG})" for r in result.failed)
         raise RuntimeError(f"{len(result.failed)} run(s) failed: {names}; rerun the same command to resume them")

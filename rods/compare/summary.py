@@ -26,8 +26,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from rods.compare.arms import ATTEMPTS_FILE, DONE_FILE
 from rods.compare.heldout import AFTER, BEFORE, REPORT
-from rods.compare.job import ATTEMPTS_FILE, DONE_FILE
 from rods.engine.events import read_jsonl
 from rods.report import load_run
 
@@ -76,7 +76,7 @@ def read_run(arm: str, seed: int, run_dir: str | Path) -> dict[str, Any]:
     logs = load_run(run_dir)
     informative = [(int(m["step"]), float(m["informative_fraction"])) for m in logs.metrics
                    if m.get("informative_fraction") is not None]
-    last = sorted(logs.metrics + logs.epochs, key=lambda m: (m["step"], bool(m.get("epoch_end"))))[-1]
+    last = max(logs.metrics + logs.epochs, key=lambda m: (m["step"], bool(m.get("epoch_end"))))
     rewards = _last_by_step(read_jsonl(run_dir / "trainer_log.jsonl"), "reward")
     attempts = read_jsonl(run_dir / ATTEMPTS_FILE)
     seconds = [a["seconds"] for a in attempts if a.get("event") == "end" and "seconds" in a]

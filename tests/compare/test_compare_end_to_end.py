@@ -78,7 +78,7 @@ def test_compare_killed_then_rerun_finishes_without_repeating_a_finished_run(tmp
     result = run_comparison(arms, out, seeds=2, steps=STEPS, heldout=4)
 
     # Nothing finished before ran again; everything else did.
-    assert [(r.arm, r.seed) for r in result.skipped][0] == ("static", 0)
+    assert (result.skipped[0].arm, result.skipped[0].seed) == ("static", 0)
     assert ("static", 0) not in [(r.arm, r.seed) for r in result.ran]
     assert len(result.skipped) + len(result.ran) == 4 and not result.failed
     assert (first / "done.json").read_text() == finished_mark

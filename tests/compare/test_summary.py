@@ -105,7 +105,7 @@ def test_summary_writes_json_table_and_figures_consistent_with_the_runs(tmp_path
             statistics.fmean(expected[(arm, s)]["zones"]["boundary"] for s in range(3)))
     assert on_disk["arms"]["rods"]["injected"]["mean"] == 4 and on_disk["arms"]["static"]["injected"]["max"] == 0
     table = (tmp_path / "table.md").read_text()
-    rows = [line for line in table.splitlines() if line.startswith("| static") or line.startswith("| rods")]
+    rows = [line for line in table.splitlines() if line.startswith(("| static", "| rods"))]
     assert len(rows) == 2
     mean = on_disk["arms"]["rods"]["informative_fraction_late"]["mean"]
     assert f"{mean:.3f}" in rows[1]
