@@ -27,6 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--steps", type=int, default=None, help="GRPO steps of every run (default: the configs' max_steps, "
                    "which must then agree)")
     p.add_argument("--heldout", type=int, default=16, help="held-out tasks evaluated before/after (0: none)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override one field of every arm, e.g. --set warm_start.max_steps=2 (repeatable)")
     p.add_argument("--parallel", type=int, default=1, help="runs at a time (CPU threads are split between them)")
     p.set_defaults(func=run)
 
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
                 bar.advance(job)
 
         result = run_comparison(args.arms, args.out, seeds=args.seeds, steps=args.steps, heldout=args.heldout,
-                                parallel=args.parallel, on_event=on_event)
+                                parallel=args.parallel, overrides=args.overrides, on_event=on_event)
     table = Table(title=f"{result.summary['steps']} steps, {args.seeds} seeds per arm (mean ± std over seeds)")
     for column in ("arm", "informative fraction (late)", "mean reward", "held-out RP before", "held-out RP after",
                    "synthesized", "injected"):

@@ -50,14 +50,17 @@ class RunSpec:
     config: TrainConfig
 
 
-def load_arms(paths: list[str | Path], *, steps: int | None = None) -> list[Arm]:
-    """Read the arm configs (with `steps` as everyone's `grpo.max_steps`) and check they are comparable."""
+def load_arms(paths: list[str | Path], *, steps: int | None = None, overrides: list[str] | None = None) -> list[Arm]:
+    """Read the arm configs and check they are comparable.
+
+    `overrides` (``section.key=value``) and `steps` (everyone's `grpo.max_steps`) apply to every arm.
+    """
     if not paths:
         raise ValueError("--arms: give at least one training config")
     arms = []
     for path in map(Path, paths):
-        overrides = [f"grpo.max_steps={steps}"] if steps is not None else []
-        arms.append(Arm(path.stem, path, load_config(path, overrides)))
+        changes = list(overrides or []) + ([f"grpo.max_steps={steps}"] if steps is not None else [])
+        arms.append(Arm(path.stem, path, load_config(path, changes)))
     names = [a.name for a in arms]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

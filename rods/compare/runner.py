@@ -112,12 +112,14 @@ def run_comparison(
     steps: int | None = None,
     heldout: int = 16,
     parallel: int = 1,
+    overrides: list[str] | None = None,
     on_event: Callable[[str, RunSpec], None] | None = None,
 ) -> CompareResult:
     """Run every unfinished (arm, seed) job, then summarize; see the module doc.
 
     Args:
         heldout: held-out tasks evaluated before and after each run (0: none).
+        overrides: ``section.key=value`` changes applied to every arm (as `rods train --set`).
         on_event: called with ("skip" | "start" | "done" | "failed", run), e.g. for a progress bar.
     """
     from rods.compare.summary import summarize_comparison
@@ -127,7 +129,7 @@ def run_comparison(
     if heldout < 0:
         raise ValueError(f"--heldout must be >= 0, got {heldout}")
     out = Path(out)
-    arms = load_arms(list(arm_paths), steps=steps)
+    arms = load_arms(list(arm_paths), steps=steps, overrides=overrides)
     runs = plan_runs(arms, seeds, out)
     out.mkdir(parents=True, exist_ok=True)
     heldout_path = None
@@ -136,7 +138,7 @@ def run_comparison(
         heldout_path = out / HELDOUT_FILE
     (out / "compare.json").write_text(json.dumps({
         "arms": {a.name: str(a.path) for a in arms}, "seeds": seeds, "steps": arms[0].config.grpo.max_steps,
-        "heldout": heldout, "parallel": parallel,
+        "heldout": heldout, "parallel": parallel, "overrides": list(overrides or []),
     }, indent=2), encoding="utf-8")
     result = CompareResult(out, runs)
     notify = on_event or (lambda kind, run: None)

@@ -139,6 +139,8 @@ def test_arms_must_share_seeds_and_steps(tmp_path, base):
     with pytest.raises(ValueError, match="different step budgets"):
         load_arms([a, b])
     assert [x.config.grpo.max_steps for x in load_arms([a, b], steps=3)] == [3, 3]
+    both = load_arms([a, b], steps=3, overrides=["grpo.learning_rate=0.5", "grpo.max_steps=7"])
+    assert [(x.config.grpo.learning_rate, x.config.grpo.max_steps) for x in both] == [(0.5, 3), (0.5, 3)]
     c = _arm(tmp_path / "c.yaml", base, data={"max_slices": 6})
     with pytest.raises(ValueError, match=r"arm c .* other seed tasks than a"):
         load_arms([a, c])
