@@ -104,6 +104,16 @@ def launch(run: RunSpec, heldout: Path | None, *, threads: int | None = None) ->
     return code
 
 
+def _check_same_comparison(out: Path, heldout: int) -> None:
+    """A rerun must score on the held-out split its finished runs were scored on."""
+    previous = out / "compare.json"
+    if previous.is_file():
+        before = json.loads(previous.read_text(encoding="utf-8")).get("heldout")
+        if before is not None and before != heldout:
+            raise ValueError(f"{out} was started with --heldout {before}; rerun it with the same value "
+                             f"(got {heldout}) so every run is scored on the same tasks")
+
+
 def run_comparison(
     arm_paths: list[str | Path],
     out: str | Path,
@@ -132,6 +142,7 @@ def run_comparison(
     arms = load_arms(list(arm_paths), steps=steps, overrides=overrides)
     runs = plan_runs(arms, seeds, out)
     out.mkdir(parents=True, exist_ok=True)
+    _check_same_comparison(out, heldout)
     heldout_path = None
     if heldout:
         heldout_tasks(arms, heldout, out)

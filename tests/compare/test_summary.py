@@ -165,3 +165,13 @@ def test_each_run_overrides_only_seed_and_directory(tmp_path, base):
         assert changed == original
     with pytest.raises(ValueError, match="--seeds must be >= 1"):
         plan_runs(arms, 0, tmp_path / "out")
+
+
+def test_a_rerun_with_another_heldout_size_is_refused(tmp_path, base):
+    from rods.compare.runner import run_comparison
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "compare.json").write_text(json.dumps({"heldout": 16}))
+    with pytest.raises(ValueError, match="started with --heldout 16"):
+        run_comparison([_arm(tmp_path / "a.yaml", base)], out, seeds=1, heldout=4)

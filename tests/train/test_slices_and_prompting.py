@@ -2,11 +2,11 @@
 
 import pytest
 
+from rods.envs import ToolEnvironment
 from rods.reward import score
+from rods.reward.ground_truth import compute_ground_truth
 from rods.tasks import load_split
 from rods.train.prompting import compact_system_prompt, signature
-from rods.envs import ToolEnvironment
-from rods.reward.ground_truth import compute_ground_truth
 from rods.train.slices import first_turn_slice, task_slices, turn_slice, turn_slices
 
 
