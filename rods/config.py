@@ -38,10 +38,6 @@ class ConfigError(ValueError):
 BASE_KEY = "base"
 
 
-class ConfigError(ValueError):
-    """A config file that cannot be read or does not validate; the message names file and key."""
-
-
 def read_yaml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
     """A YAML mapping with its `base:` chain merged in (parents first); errors name the file."""
     if path in chain:

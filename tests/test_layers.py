@@ -2,7 +2,7 @@
 
 The packages of `rods`, lowest first::
 
-    tasks / llm -> envs -> reward -> rollout -> engine / eval -> synth -> integrations -> report / train / cli
+    tasks / llm -> envs -> reward -> rollout -> engine / eval -> synth -> integrations -> report / train -> compare -> cli
 
 with `rods.config` (the base class of every settings section) beneath them all.
 `rods.llm` (language-model backends, the Hermes tool-call format) needs no
@@ -36,7 +36,8 @@ LAYERS: dict[str, int] = {
     "integrations": 6,
     "report": 7,
     "train": 7,
-    "cli": 8,
+    "compare": 8,
+    "cli": 9,
 }
 #: Data folders hold no code.
 NOT_CODE = {"data"}

@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "rods.cli.reward",
     "rods.cli.synth",
     "rods.cli.train",
+    "rods.cli.compare",
     "rods.cli.eval",
     "rods.cli.report",
     "rods.cli.demo",

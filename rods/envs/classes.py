@@ -7,6 +7,7 @@ plain-data objects equals `copy.deepcopy` and is several times faster.
 
 from __future__ import annotations
 
+import contextlib
 import copyreg
 import importlib
 import inspect
@@ -17,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
+from rods.envs.calls import parse_calls
 from rods.tasks.bfcl import API_CLASS_FILES, bfcl_package_dir
 
 _BACKEND = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
@@ -51,13 +53,38 @@ def method_owners(involved_classes: Iterable[str]) -> dict[str, str]:
     return owners
 
 
+#: A class's config key listing calls to run right after loading: the gold calls of
+#: the turns before a turn slice (rods.envs.slices), so it starts from their state.
+REPLAY_KEY = "_rods_replay"
+
+
 def load_shared(cls: str, initial_config: Mapping[str, Any], long_context: bool) -> Any:
-    """An instance loaded exactly as BFCL loads it; it may still share BFCL's module-level dicts."""
+    """An instance loaded exactly as BFCL loads it; it may still share BFCL's module-level dicts.
+
+    Calls listed under `REPLAY_KEY` in the class's config then run on it, in order.
+    """
     instance = api_class(cls)()
-    if cls not in STATELESS_CLASSES:
-        # BFCL deep-copies the config; a pickle round trip is the same copy for this plain data, and faster.
-        instance._load_scenario(thaw(freeze(dict(initial_config.get(cls, {})))), long_context=long_context)
+    # BFCL deep-copies the config; a pickle round trip is the same copy for this plain data, and faster.
+    config = thaw(freeze(dict(initial_config.get(cls, {}))))
+    replay = config.pop(REPLAY_KEY, [])
+    if cls in STATELESS_CLASSES:
+        return instance  # nothing to load, nothing a call could change
+    instance._load_scenario(config, long_context=long_context)
+    for text in replay:
+        _replay(cls, instance, text)
     return instance
+
+
+def _replay(cls: str, instance: Any, text: str) -> None:
+    """Run one gold call on `instance`; a failure is part of the history, as it was for the gold agent.
+
+    Only public methods of the class run, as for a model's call (a task file is input, not code).
+    """
+    for call in parse_calls(text):
+        if call.name not in public_methods(cls):
+            raise ValueError(f"{REPLAY_KEY} of {cls}: {call.name!r} is not a public method of {cls}")
+        with contextlib.suppress(Exception):  # BFCL records the error and moves on
+            getattr(instance, call.name)(*thaw(freeze(call.args)), **thaw(freeze(call.arguments)))
 
 
 def load_instance(cls: str, initial_config: Mapping[str, Any], long_context: bool) -> Any:

@@ -1,42 +1,50 @@
 """Turn slices: a task mix a very small policy can learn from (`data.task_mix: turn_slices`).
 
 A tiny model (the embedded SmolLM2-135M) scores zero on full BFCL multi-turn
-tasks, so GRPO would see only all-zero groups. A *turn slice* is the first turn
-of a seed task as a one-turn task of its own:
+tasks, so GRPO would see only all-zero groups. A *turn slice* is one turn t of a
+seed task as a one-turn task of its own, so the policy trains on the first turn
+and on the middle of episodes alike:
 
-* its starting state is exactly the ground-truth state before that turn (the
-  task's `initial_config`, since it is the first turn);
-* its ground truth is that turn's gold calls, its question that turn's messages;
-* its API classes are narrowed to those the gold calls use, so the model sees
-  fewer tools (and a shorter prompt);
+* its starting state is exactly the ground-truth state before turn t: the
+  task's `initial_config` plus the gold calls of turns 0..t-1, which the
+  environment replays after loading (per class, under
+  `rods.envs.classes.REPLAY_KEY`; the classes never share data);
+* its question is the conversation so far as history (each earlier turn's user
+  messages, the gold calls as an assistant reply of Hermes ``<tool_call>``
+  blocks, and their results as tool messages), then turn t's user messages;
+* its ground truth is turn t's gold calls;
+* its API classes are narrowed to those turn t's gold calls use, so the model
+  sees fewer tools (and a shorter prompt);
 * a slice of a long-context task keeps the long-context flag (its id keeps the
   marker and its category stays `long_context`); slices of the other
-  categories become `base` (a first turn has no reveal, and a miss_param first
-  turn with empty ground truth gives no slice).
+  categories become `base`. A turn with no gold call (a miss_param question
+  the model must ask about) or no user message (a reveal turn) gives no slice.
 
 Slices are ordinary `Task`s: the reward, the engine and synthesis treat them as
-any other one-turn task. `provenance.slice_of` names the source task.
+any other one-turn task. `provenance.slice_of` names the source task and
+`provenance.slice_turn` the turn. Full multi-turn tasks (`task_mix: full`)
+stay the default.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable
 
-from rods.envs.calls import CallParseError, parse_calls
-from rods.envs.classes import method_owners
+from rods.envs.calls import CallParseError, ToolCall, parse_calls
+from rods.envs.classes import REPLAY_KEY, method_owners
+from rods.envs.environment import ToolEnvironment
+from rods.llm.hermes import tool_call_block
 from rods.tasks import Task
 
 log = logging.getLogger(__name__)
 
 
-def first_turn_slice(task: Task) -> Task | None:
-    """The first turn of `task` as a one-turn task, or None when that turn has no gold call."""
-    gold = task.ground_truth[0]
-    if not gold or not task.question[0]:
-        return None
+def _owners_of(task: Task, gold: list[str]) -> list[str] | None:
+    """The classes whose functions `gold` calls, in the task's order (None if a call is unreadable/unknown)."""
     owners = method_owners(task.involved_classes)
-    classes: list[str] = []
+    used: set[str] = set()
     for text in gold:
         try:
             calls = parse_calls(text)
@@ -47,33 +55,94 @@ def first_turn_slice(task: Task) -> Task | None:
             cls = owners.get(call.name)
             if cls is None:
                 return None
-            if cls not in classes:
-                classes.append(cls)
-    classes = [c for c in task.involved_classes if c in classes]  # keep the task's order
+            used.add(cls)
+    return [c for c in task.involved_classes if c in used]
+
+
+def _reply(calls: list[ToolCall]) -> str:
+    """Gold calls as the assistant reply a Hermes-format policy writes."""
+    blocks = []
+    for call in calls:
+        arguments = dict(call.arguments)
+        if call.args:  # BFCL's gold has a few positional arguments; show them as such
+            arguments = {"_args": list(call.args), **arguments}
+        blocks.append(tool_call_block(call.name, arguments))
+    return "\n".join(blocks)
+
+
+def _history(task: Task, turn: int) -> list[dict]:
+    """The conversation of turns 0..turn-1 as the gold agent had it: user messages, gold calls, results."""
+    if turn == 0:
+        return []
+    env = ToolEnvironment(task)  # the gold run, executed here (slices are built once per seed)
+    messages: list[dict] = []
+    for k in range(turn):
+        messages += [m.model_dump() for m in task.question[k]]
+        calls = [call for text in task.ground_truth[k] for call in parse_calls(text)]
+        if not calls:
+            continue
+        messages.append({"role": "assistant", "content": _reply(calls)})
+        messages += [{"role": "tool", "name": call.name, "content": env.execute(call)} for call in calls]
+    return messages
+
+
+def turn_slice(task: Task, turn: int) -> Task | None:
+    """Turn `turn` of `task` as a one-turn task from the ground-truth state before it (None: no slice)."""
+    if not 0 <= turn < task.num_turns:
+        raise ValueError(f"task {task.id}: no turn {turn} (it has {task.num_turns})")
+    gold = task.ground_truth[turn]
+    if not gold or not task.question[turn]:
+        return None
+    classes = _owners_of(task, gold)
+    if classes is None:
+        return None
+    prefix = [text for k in range(turn) for text in task.ground_truth[k]]
+    if prefix and _owners_of(task, prefix) is None:
+        return None
+    owners = method_owners(task.involved_classes)
+    initial_config = {}
+    for cls in classes:
+        config = json.loads(json.dumps(task.initial_config.get(cls, {})))
+        replay = [text for text in prefix if owners.get(parse_calls(text)[0].name) == cls]
+        if replay:
+            config[REPLAY_KEY] = replay
+        if config or cls in task.initial_config:
+            initial_config[cls] = config
     provenance = task.provenance.model_copy(deep=True)
-    provenance.slice_of = task.id  # type: ignore[attr-defined]  (Provenance allows extra fields)
-    provenance.slice_turn = 0  # type: ignore[attr-defined]
+    setattr(provenance, "slice_of", task.id)  # Provenance allows extra fields
+    setattr(provenance, "slice_turn", turn)
+    question = _history(task, turn) + [m.model_dump() for m in task.question[turn]]
     return Task(
-        id=f"{task.id}@turn0",
+        id=f"{task.id}@turn{turn}",
         category="long_context" if task.long_context else "base",
-        question=[list(task.question[0])],
-        initial_config={c: v for c, v in task.initial_config.items() if c in classes},
+        question=[question],
+        initial_config=initial_config,
         involved_classes=classes,
         ground_truth=[list(gold)],
         provenance=provenance,
     )
 
 
+def first_turn_slice(task: Task) -> Task | None:
+    """The first turn of `task` as a one-turn task, or None when that turn has no gold call."""
+    return turn_slice(task, 0)
+
+
+def task_slices(task: Task) -> list[Task]:
+    """The slices of every turn of `task` that has one, in turn order."""
+    return [piece for t in range(task.num_turns) if (piece := turn_slice(task, t)) is not None]
+
+
 def turn_slices(tasks: Iterable[Task], *, max_calls: int | None = None, limit: int | None = None) -> list[Task]:
-    """Slices of `tasks` (see module doc), keeping those with at most `max_calls` gold calls."""
-    out = []
+    """Slices at every turn of `tasks` (see module doc), keeping those with at most `max_calls` gold calls.
+
+    Ordered turn by turn (every task's first-turn slice, then every second-turn
+    slice, ...), so a `limit` or `data.max_slices` keeps early turns first.
+    """
+    by_turn: dict[int, list[Task]] = {}
     for task in tasks:
-        piece = first_turn_slice(task)
-        if piece is None:
-            continue
-        if max_calls is not None and len(piece.ground_truth[0]) > max_calls:
-            continue
-        out.append(piece)
-        if limit is not None and len(out) >= limit:
-            break
-    return out
+        for piece in task_slices(task):
+            if max_calls is None or len(piece.ground_truth[0]) <= max_calls:
+                by_turn.setdefault(piece.provenance.slice_turn, []).append(piece)  # type: ignore[attr-defined]
+    out = [piece for turn in sorted(by_turn) for piece in by_turn[turn]]
+    return out[:limit] if limit is not None else out

@@ -1,9 +1,11 @@
-"""Turn slices: first turns of seed tasks as one-turn tasks (`rods.envs.slices`)."""
+"""Turn slices: every turn of a seed task as one-turn tasks (`rods.envs.slices`)."""
 
 import pytest
 
-from rods.envs.slices import first_turn_slice, turn_slices
+from rods.envs import ToolEnvironment
+from rods.envs.slices import first_turn_slice, task_slices, turn_slice, turn_slices
 from rods.reward import score
+from rods.reward.ground_truth import compute_ground_truth
 from rods.tasks import load_split
 
 
@@ -14,8 +16,10 @@ def train():
 
 def test_slices_are_valid_one_turn_tasks_whose_gold_scores_one(train):
     slices = turn_slices(train)
-    assert 250 < len(slices) < len(train)  # miss_param first turns with empty gold give none
-    for piece in slices[::7]:
+    assert len(slices) > 2 * len(train)  # every turn with gold calls, not only the first
+    turns = {piece.provenance.slice_turn for piece in slices}
+    assert {0, 1, 2, 3} <= turns
+    for piece in slices[::23]:
         assert piece.num_turns == 1 and piece.ground_truth[0]
         assert piece.provenance.slice_of in {t.id for t in train}
         result = score(piece, [[list(piece.ground_truth[0])]])
@@ -39,3 +43,35 @@ def test_slice_filters(train):
     one = turn_slices(train, max_calls=1)
     assert one and all(len(t.ground_truth[0]) == 1 for t in one)
     assert len(turn_slices(train, max_calls=1, limit=5)) == 5
+
+
+def test_a_slice_at_every_turn_starts_from_the_gold_state_before_it_and_its_gold_scores_one(train):
+    """Property over many tasks of every category: slice t replays to RP=1 from the state before turn t."""
+    checked = 0
+    for task in train[::9]:
+        truth = compute_ground_truth(task)
+        for piece in task_slices(task):
+            t = piece.provenance.slice_turn
+            assert piece.id == f"{task.id}@turn{t}" and piece.num_turns == 1
+            assert piece.ground_truth[0] == task.ground_truth[t]
+            # the start state is the gold state after turns 0..t-1 (the initial state at t=0)
+            start = ToolEnvironment(piece).state()
+            before = truth.states[t - 1] if t else ToolEnvironment(task).state()
+            for cls in piece.involved_classes:
+                assert start[cls] == before[cls], (piece.id, cls)
+            # the history holds every earlier user message, gold call reply and result, then turn t
+            roles = [m.role for m in piece.question[0]]
+            assert roles[-1] == "user" and roles.count("assistant") == sum(1 for g in task.ground_truth[:t] if g)
+            users = [m.content for m in piece.question[0] if m.role == "user"]
+            assert users == [m.content for k in range(t + 1) for m in task.question[k] if m.role == "user"]
+            tool_results = [m.content for m in piece.question[0] if m.role == "tool"]
+            assert tool_results == [r for k in range(t) for r in truth.results[k]]
+            result = score(piece, [[list(piece.ground_truth[0])]])
+            assert result.progress == 1.0 and result.binary == 1, piece.id
+            checked += 1
+    assert checked > 100
+
+
+def test_turn_slice_rejects_a_turn_the_task_does_not_have(train):
+    with pytest.raises(ValueError, match="no turn 99"):
+        turn_slice(train[0], 99)
