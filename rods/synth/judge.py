@@ -29,6 +29,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from rods.llm.base import LLMBackend
 from rods.synth.executor import Execution
 from rods.synth.leak import leaks
@@ -39,20 +41,19 @@ from rods.tasks.model import Task
 QUERY_CRITERIA = ("intent", "values", "natural")
 GT_CRITERIA = ("progress", "structure")
 
-VERDICT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "verdicts": {
-            "type": "object",
-            "additionalProperties": {
-                "type": "object",
-                "properties": {"pass": {"type": "boolean"}, "reason": {"type": "string"}},
-                "required": ["pass"],
-            },
-        }
-    },
-    "required": ["verdicts"],
-}
+class CriterionVerdict(BaseModel):
+    """One criterion's verdict as the judge model writes it (``pass`` is a Python keyword, hence the alias)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    passed: bool = Field(alias="pass")
+    reason: str = ""
+
+
+class JudgeVerdicts(BaseModel):
+    """The reply of purpose "judge": criterion name -> verdict."""
+
+    verdicts: dict[str, CriterionVerdict]
 
 
 @dataclass
@@ -132,11 +133,9 @@ class Judge:
               f"its calls?). Queries: {json.dumps(queries)[:3000]}. Calls: {json.dumps(turns, default=str)[:3000]}. "
               "Answer as JSON {\"verdicts\": {\"natural\": {\"pass\": bool, \"reason\": str}, "
               "\"intent\": {\"pass\": bool, \"reason\": str}}}."}],
-            json_schema=VERDICT_SCHEMA, purpose="judge", context=context,
+            json_schema=JudgeVerdicts, purpose="judge", context=context,
         )
-        verdicts = (reply.data or {}).get("verdicts", {})
-        return {k: Verdict(bool(v.get("pass")), str(v.get("reason", ""))) for k, v in verdicts.items()
-                if k in ("natural", "intent") and isinstance(v, dict)}
+        return {k: Verdict(v.passed, v.reason) for k, v in reply.parsed.verdicts.items() if k in ("natural", "intent")}
 
     @staticmethod
     def _intent(queries: list[str], turns: list[dict[str, Any]]) -> Verdict:

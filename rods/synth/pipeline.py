@@ -41,7 +41,7 @@ from rods.synth.executor import Execution, Executor
 from rods.synth.judge import Judge
 from rods.synth.planner import Plan, Planner, PlannerConfig
 from rods.synth.profile import ComplexityProfile, environment_made, profile_of, trace_task
-from rods.synth.rewriter import RewriteError, Rewriter, turn_contexts, with_queries
+from rods.synth.rewriter import Rewriter, turn_contexts, with_queries
 from rods.synth.values import is_distinctive, leaves
 from rods.tasks.model import Provenance, Task
 
@@ -358,20 +358,16 @@ class Pipeline:
     def _rewrite_and_judge(self, task: Task, plan: Plan, execution: Execution, stats: SynthStats) -> Task:
         """Write the queries (jointly, or each turn on its own), judge them; a query fault goes back once.
 
-        A rewrite answer the pipeline cannot use is a counted rejection
-        (``rewrite:bad_answer``), never an internal error.
+        A rewrite answer of the wrong shape fails its reply model: after the
+        backend's repairs it is a counted rejection (``llm_error:rewrite``).
         """
         cfg = self.config
         turns = turn_contexts(plan, execution)
         stats.attempts["rewrite"] += 1
-        try:
-            if cfg.rewrite:
-                queries = self.rewriter.rewrite(plan, execution, turns=turns)
-            else:
-                queries = self.rewriter.rewrite_each(plan, execution, turns=turns)
-        except RewriteError as err:
-            logger.debug("unusable rewrite: %s", err)
-            raise Rejected("rewrite:bad_answer") from None
+        if cfg.rewrite:
+            queries = self.rewriter.rewrite(plan, execution, turns=turns)
+        else:
+            queries = self.rewriter.rewrite_each(plan, execution, turns=turns)
         task = Task.model_validate({**task.model_dump(), "question": with_queries(plan.seed, queries)})
         stats.passed["rewrite"] += 1
         if not cfg.judge:
@@ -379,10 +375,7 @@ class Pipeline:
         stats.attempts["judge"] += 1
         judgement = self.judge.judge(task, execution, turns)
         if judgement.fault == "query" and cfg.rewrite and cfg.feedback_repair:
-            try:
-                queries = self.rewriter.rewrite(plan, execution, feedback=judgement.failed_reasons(), turns=turns)
-            except RewriteError:
-                raise Rejected("rewrite:bad_answer") from None
+            queries = self.rewriter.rewrite(plan, execution, feedback=judgement.failed_reasons(), turns=turns)
             task = Task.model_validate({**task.model_dump(), "question": with_queries(plan.seed, queries)})
             judgement = self.judge.judge(task, execution, turns)
         if not judgement.passed:

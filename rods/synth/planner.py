@@ -42,6 +42,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from rods.envs.calls import ToolCall
 from rods.llm.base import LLMBackend
 from rods.synth.api_graph import APIGraph, function_docs
@@ -203,17 +205,18 @@ def seed_slots(seed: Task, trace: Trace, profile: ComplexityProfile, graph: APIG
     return slots
 
 
-NARRATIVE_SCHEMA = {
-    "type": "object",
-    "properties": {"narrative": {"type": "string", "minLength": 10}},
-    "required": ["narrative"],
-}
-SEQUENCE_SCHEMA = {
-    "type": "object",
-    "properties": {"choice": {"type": "integer"}, "reason": {"type": "string"},
-                   "arguments": {"type": "object", "additionalProperties": {"type": "object"}}},
-    "required": ["choice"],
-}
+class Narrative(BaseModel):
+    """The reply of purpose "plan.narrative": one goal for the whole task."""
+
+    narrative: str = Field(min_length=10)
+
+
+class SequenceChoice(BaseModel):
+    """The reply of purpose "plan.sequence": a candidate's index and argument suggestions per step."""
+
+    choice: int
+    reason: str = ""
+    arguments: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 class Planner:
@@ -370,17 +373,17 @@ class Planner:
               + "\nPick the sequence that serves the goal best. You may also propose argument values that fit "
               "the goal for steps of the chosen sequence. Answer as JSON {\"choice\": index, "
               "\"arguments\": {step index: {parameter: value}}}."}],
-            json_schema=SEQUENCE_SCHEMA, purpose="plan.sequence",
+            json_schema=SequenceChoice, purpose="plan.sequence",
             context={"candidates": candidates, "narrative": narrative, "seed": rng.randrange(2**31)},
         )
-        data = reply.data or {}
-        choice = data.get("choice")
-        if not (isinstance(choice, int) and not isinstance(choice, bool) and 0 <= choice < len(candidates)):
+        answer: SequenceChoice = reply.parsed
+        choice = answer.choice
+        if not 0 <= choice < len(candidates):
             with self._lock:
                 self.invalid_choices += 1
             logger.info("planner: ignoring invalid sequence choice %r of %d candidates", choice, len(candidates))
             choice = 0
-        return choice, self._suggestions(data.get("arguments") or {}, candidates[choice])
+        return choice, self._suggestions(answer.arguments, candidates[choice])
 
     def _suggestions(self, raw: dict[str, Any], sequence: list[str]) -> dict[int, dict[str, Any]]:
         out: dict[int, dict[str, Any]] = {}
@@ -407,9 +410,9 @@ class Planner:
              {"role": "user", "content": "Write one narrative (2-3 sentences) explaining who the user is and "
               f"what they want to achieve over {seed.num_turns} requests to an assistant that can use these "
               f"tools: {', '.join(functions)[:2000]}. Answer as JSON {{\"narrative\": \"...\"}}."}],
-            json_schema=NARRATIVE_SCHEMA, purpose="plan.narrative", context=context,
+            json_schema=Narrative, purpose="plan.narrative", context=context,
         )
-        return str(reply.data["narrative"]).strip()
+        return reply.parsed.narrative.strip()
 
 
 def _drop_isolated_read(slots: list[Slot], profile: ComplexityProfile, rng: random.Random) -> list[Slot]:
