@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import random
 import threading
-from typing import Sequence
+from collections.abc import Sequence
 
 ROUTINGS = ("round_robin", "acceptance")
 

@@ -92,7 +92,8 @@ def _mentions(text: str, value: Any) -> bool:
     if isinstance(value, str):
         return value.lower() in low
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return any(s in low for s in {str(value), f"{value:g}", str(int(value)) if float(value).is_integer() else str(value)})
+        whole = str(int(value)) if float(value).is_integer() else str(value)
+        return any(s in low for s in {str(value), f"{value:g}", whole})
     if isinstance(value, list):
         return all(_mentions(text, v) for v in value)
     return True
@@ -230,7 +231,8 @@ def structure_verdict(task: Task) -> Verdict:
                 return Verdict(False, f"reveal turn {k}: needs question [] and calls, after a turn without calls")
             before = {c.split("(")[0].strip() for turn in task.ground_truth[:k] for c in turn}
             if any(n in before for n in names):
-                return Verdict(False, f"held-out functions {sorted(set(names) & before)} used before their reveal turn {k}")
+                early = sorted(set(names) & before)
+                return Verdict(False, f"held-out functions {early} used before their reveal turn {k}")
         return Verdict(True, "held-out functions are revealed exactly where they are needed")
     if task.missed_function:
         return Verdict(False, f"{task.category} task with missed_function")

@@ -41,7 +41,8 @@ def test_valid_json_reply_is_parsed_and_accounted(scripted_openai_server):
     sent = server.requests[0]
     assert sent["model"] == "m" and sent["messages"] == USER
     assert sent["temperature"] == 0.2 and sent["max_tokens"] == 64 and sent["seed"] == 3
-    assert sent["response_format"] == {"type": "json_schema", "json_schema": {"name": "PlanReply", "schema": PLAN_SCHEMA}}
+    assert sent["response_format"] == {"type": "json_schema",
+                                       "json_schema": {"name": "PlanReply", "schema": PLAN_SCHEMA}}
     stats = llm.stats.purpose("plan")
     assert (stats.chats, stats.requests, stats.failures, stats.prompt_tokens, stats.completion_tokens) == (
         1,

@@ -2,6 +2,8 @@
 
 import json
 
+from synth.conftest import stratified
+
 from rods.cli import main
 from rods.llm import make_backend
 from rods.llm.base import ChatRequest, Completion
@@ -9,7 +11,6 @@ from rods.llm.template import TemplateBackend
 from rods.synth.ensemble import Router, backbone_names
 from rods.synth.pipeline import Pipeline, SynthConfig
 from rods.tasks.task_files import read_tasks, write_tasks
-from synth.conftest import stratified
 
 
 class VagueTemplate(TemplateBackend):
