@@ -14,9 +14,10 @@ from rods.synth.api_graph import describe, function_docs
 from rods.synth.executor import run_plan
 from rods.synth.judge import Judge, structure_verdict
 from rods.synth.leak import asking_turns, leaks, query_leak
-from rods.synth.pipeline import Pipeline, SynthConfig
+from rods.synth.pipeline import Pipeline
 from rods.synth.planner import Planner
 from rods.synth.rewriter import Rewriter, queries_model, turn_contexts, with_queries
+from rods.synth.settings import SynthConfig
 from rods.tasks import Task
 
 

@@ -11,10 +11,11 @@ from rods.llm import make_backend
 from rods.reward import score
 from rods.synth.executor import ConfigPatch
 from rods.synth.judge import JudgeVerdicts
-from rods.synth.pipeline import Pipeline, SynthConfig
+from rods.synth.pipeline import Pipeline
 from rods.synth.planner import Narrative, SequenceChoice
 from rods.synth.profile import profile_of, trace_task
 from rods.synth.rewriter import MAX_QUERY_CHARS, queries_model
+from rods.synth.settings import SynthConfig
 
 from servers.fixtures import MODEL_ALIAS
 

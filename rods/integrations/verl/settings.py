@@ -17,6 +17,7 @@ from pydantic import Field, model_validator
 
 from rods.config import Section, validate
 from rods.engine.config import EngineConfig
+from rods.synth.settings import SynthConfig
 
 #: Name under which the agent loop is registered with verl (`agent_name` of every row).
 AGENT_NAME = "rods_multiturn"
@@ -41,8 +42,10 @@ class VerlSynthesisSettings(Section):
     seeds_per_call: int = Field(1, ge=1, description="Seeds handed to one worker call.")
     num_cpus: float = Field(0.5, ge=0, description="CPUs Ray reserves per worker (they mostly wait on HTTP).")
     backend_kwargs: dict[str, Any] = Field(default_factory=dict, description="Further keywords for rods.llm.make_backend.")
-    pipeline_kwargs: dict[str, Any] = Field(
-        default_factory=dict, description="Keywords for the synthesis pipeline (ablation switches)."
+    pipeline_kwargs: SynthConfig = Field(
+        default_factory=SynthConfig,
+        description="The synthesis pipeline's settings (ablation switches, routing), passed to `factory` as "
+        "keywords.",
     )
     factory: str = Field(
         "rods.integrations.verl.synthesis:rods_pipeline",
