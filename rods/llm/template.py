@@ -15,7 +15,8 @@ Purposes answered (anything else is an error):
 
 * ``plan.narrative``: one narrative for the whole task, written before the calls are fixed;
 * ``plan.sequence``: pick one of the planner's candidate call sequences (a seeded draw);
-* ``rewrite``: one user query per turn, all turns at once;
+* ``rewrite``: one user query per turn, all turns at once (the first opens with the context's
+  ``opening``: the narrative's sentences that recite no function, which the rewriter picks);
 * ``rewrite.turn``: one turn's query on its own (the no-rewrite ablation);
 * ``judge``: verdicts for the criteria that need judgement (``natural``, ``intent``);
 * ``config_patch``: an empty patch (no knowledge beyond the deterministic rules).
@@ -133,16 +134,6 @@ def spoken_values(turn: dict[str, Any]) -> set[str]:
     return out
 
 
-def anchor(narrative: str | None, functions: list[str]) -> str:
-    """The narrative's sentences that recite none of the task's functions (the first query's opening)."""
-    if not narrative:
-        return ""
-    from rods.synth.leak import leaks  # the same test the judge applies
-
-    sentences = re.split(r"(?<=[.!?])\s+", narrative.strip())
-    return " ".join(s for s in sentences if s and leaks(s, functions) is None)
-
-
 class TemplateBackend(LLMBackend):
     """Deterministic, model-free answers (see the module docstring)."""
 
@@ -196,7 +187,7 @@ class TemplateBackend(LLMBackend):
                 continue
             body = request(turn, said)
             if spoken == 0:
-                intro = anchor(ctx.get("narrative"), [c["function"] for t in turns for c in t.get("calls", [])])
+                intro = ctx.get("opening") or ""  # the narrative's sentences that recite no function
                 text = f"{intro} {body}".strip()
             elif turn.get("kind") == "supply_missing":
                 text = body

@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from rods.envs.calls import ToolCall, format_call
 from rods.envs.environment import ToolEnvironment
 from rods.llm.base import LLMBackend
-from rods.synth.planner import Plan
+from rods.synth.plan import Plan
 from rods.synth.resolver import resolve
 
 logger = logging.getLogger(__name__)

@@ -35,7 +35,8 @@ from rods.synth.ensemble import Router, backbone_names
 from rods.synth.executor import Execution, Executor
 from rods.synth.gate import Gate, Rejected
 from rods.synth.judge import Judge
-from rods.synth.planner import Plan, Planner, PlannerConfig
+from rods.synth.plan import Plan
+from rods.synth.planner import Planner, PlannerConfig
 from rods.synth.profile import ComplexityProfile, profile_of
 from rods.synth.rewriter import Rewriter, turn_contexts, with_queries
 from rods.synth.settings import SynthConfig

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from typing import Annotated, Any
 
 from pydantic import BaseModel, StringConstraints, conlist, create_model
@@ -35,7 +36,8 @@ from pydantic import BaseModel, StringConstraints, conlist, create_model
 from rods.llm.base import LLMBackend
 from rods.synth.api_graph import describe, function_docs
 from rods.synth.executor import Execution
-from rods.synth.planner import Plan
+from rods.synth.leak import leaks
+from rods.synth.plan import Plan
 from rods.tasks.model import Task
 
 #: Longest query the schema allows (characters).
@@ -55,6 +57,14 @@ class TurnQuery(BaseModel):
     """The reply of purpose "rewrite.turn": one turn's query."""
 
     query: Query
+
+
+def narrative_opening(narrative: str | None, functions: list[str]) -> str:
+    """The narrative's sentences that recite none of `functions` (what a first query may open with)."""
+    if not narrative:
+        return ""
+    sentences = re.split(r"(?<=[.!?])\s+", narrative.strip())
+    return " ".join(s for s in sentences if s and leaks(s, functions) is None)
 
 
 def _call_info(plan: Plan, execution: Execution, index: int) -> dict[str, Any]:
@@ -121,7 +131,9 @@ class Rewriter:
     def rewrite(self, plan: Plan, execution: Execution, feedback: list[str] | None = None,
                 turns: list[dict[str, Any]] | None = None) -> list[str]:
         turns = turns or turn_contexts(plan, execution)
-        context = {"narrative": plan.narrative, "turns": turns, "feedback": feedback or []}
+        functions = [c["function"] for t in turns for c in t["calls"]]
+        context = {"narrative": plan.narrative, "turns": turns, "feedback": feedback or [],
+                   "opening": narrative_opening(plan.narrative, functions)}
         prompt = (
             "Write the user's message for every turn of this conversation with a tool-using assistant. "
             "Turns must read as one coherent story that follows the narrative, and later turns may refer back "

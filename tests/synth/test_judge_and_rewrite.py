@@ -16,7 +16,7 @@ from rods.synth.judge import Judge, structure_verdict
 from rods.synth.leak import asking_turns, leaks, query_leak
 from rods.synth.pipeline import Pipeline
 from rods.synth.planner import Planner
-from rods.synth.rewriter import Rewriter, queries_model, turn_contexts, with_queries
+from rods.synth.rewriter import Rewriter, narrative_opening, queries_model, turn_contexts, with_queries
 from rods.synth.settings import SynthConfig
 from rods.tasks import Task
 
@@ -52,6 +52,17 @@ def test_rewrite_writes_every_turn_at_once_anchored_to_the_narrative(seeds_by_ca
     assert template.stats.purpose("rewrite").chats == before + 1  # one call for all turns
     assert len(queries) == seed.num_turns and all(queries)
     assert queries[0].startswith(plan.narrative.split(". ")[0])
+
+
+def test_the_opening_keeps_only_narrative_sentences_that_recite_no_function():
+    from rods.synth.api_graph import describe, function_docs
+
+    recited = describe(function_docs()["mkdir"]).split(". ")[0].rstrip(".") + "."
+    narrative = f"I am tidying my project today. {recited} Then I will rest."
+    assert leaks(recited, ["mkdir"]) is not None
+    assert narrative_opening(narrative, ["mkdir"]) == "I am tidying my project today. Then I will rest."
+    assert narrative_opening(narrative, ["ls"]) == narrative  # another function's docs are not recited
+    assert narrative_opening(None, ["mkdir"]) == narrative_opening("", ["mkdir"]) == ""
 
 
 def _given_and_bound(turn):
