@@ -81,7 +81,8 @@ class VerlSynthesisSettings(Section):
             kwargs = dict(entry.get("backend_kwargs") or {})
             if entry["backend"] == "openai":
                 if not entry.get("base_url"):
-                    raise ValueError(f"{where}: base_url is required for the openai backend (e.g. http://host:8000/v1)")
+                    key = f"rods.synthesis.{where}.base_url" if self.backends else "base_url"
+                    raise ValueError(f"{key} is required for the openai backend (e.g. http://host:8000/v1)")
                 kwargs.setdefault("base_url", entry["base_url"])
                 kwargs.setdefault("model", entry.get("model") or self.model)
                 if api_key is not None:
