@@ -22,7 +22,9 @@ from rods.reward import score
 from rods.synth.api_graph import default_graph
 from rods.synth.leak import query_leak
 from rods.synth.novelty import novelty
-from rods.synth.pipeline import Pipeline, SynthConfig, content_hash
+from rods.synth.pipeline import Pipeline
+from rods.synth.settings import SynthConfig
+from rods.tasks import content_hash
 from rods.tasks.bfcl import CATEGORIES, load_split
 from rods.tasks.model import Task
 

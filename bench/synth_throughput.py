@@ -16,7 +16,8 @@ import time
 
 from rods.llm import make_backend
 from rods.synth.api_graph import default_graph
-from rods.synth.pipeline import Pipeline, SynthConfig
+from rods.synth.pipeline import Pipeline
+from rods.synth.settings import SynthConfig
 from rods.tasks.bfcl import CATEGORIES, load_split
 
 STAGE_PURPOSES = {"plan": ("plan.narrative", "plan.sequence"), "execute": ("config_patch",),

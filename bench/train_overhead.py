@@ -34,8 +34,8 @@ from pathlib import Path
 
 
 def seed_tasks(n_boundary: int, n_hard: int):
-    from rods.tasks import load_split
     from rods.envs.slices import turn_slices
+    from rods.tasks import load_split
 
     train = load_split("train")
     boundary = [t for t in train if t.category == "miss_param" and t.num_turns == 3 and not t.ground_truth[0]]
@@ -52,8 +52,8 @@ def build_model_dir(kind: str, folder: Path) -> Path:
     gguf = embedded_gguf_path()
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     if kind == "embedded":
-        from rods.train.trainer import load_policy
         from rods.train.config import ModelSettings
+        from rods.train.trainer import load_policy
 
         model, tokenizer = load_policy(ModelSettings())
     else:
@@ -72,10 +72,10 @@ def run_arm(arm: str, model_dir: Path, seeds, steps: int, out: Path, closed_loop
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from rods.engine import DataEngine, PoolSynthesisWorker
-    from rods.train.trainer import build_trainer
     from rods.llm import make_backend
     from rods.synth.pipeline import Pipeline
     from rods.train import config_from_dict
+    from rods.train.trainer import build_trainer
 
     config = config_from_dict({
         "rollout": {"max_steps_per_turn": 1, "max_reply_tokens": 8, "max_completion_tokens": 512,

@@ -139,7 +139,8 @@ def commented_yaml(section: BaseModel, indent: int = 0) -> str:
     lines = []
     for name, field in type(section).model_fields.items():
         if field.description:
-            lines += [f"{pad}# {chunk}" for chunk in textwrap.wrap(field.description, max(40, 100 - len(pad)))]
+            width = max(40, 100 - len(pad))  # hyphens stay whole: "no-feedback-repair" is one word
+            lines += [f"{pad}# {chunk}" for chunk in textwrap.wrap(field.description, width, break_on_hyphens=False)]
         value = getattr(section, name)
         if isinstance(value, BaseModel):
             lines.append(f"{pad}{name}:")

@@ -87,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
     from rich.table import Table
 
-    from rods.synth.pipeline import Pipeline, SynthConfig
+    from rods.synth.pipeline import Pipeline
+    from rods.synth.settings import SynthConfig
     from rods.tasks import read_task_source, write_tasks
 
     seeds = read_task_source(args.seeds)[: args.limit]

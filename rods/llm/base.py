@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from rods.config import Section
-from rods.llm.schema import JSONReplyError, extract_json, schema_of, validate
+from rods.llm.schema import ANY_OBJECT, JSONReplyError, extract_json, schema_of, validate
 from rods.llm.stats import CallStats, LLMStats
 
 logger = logging.getLogger(__name__)
@@ -93,7 +93,7 @@ class ChatRequest:
     temperature: float
     max_tokens: int
     timeout_s: float
-    json_schema: dict | None = None  # JSON Schema the reply must match (None: free text)
+    json_schema: dict | None = None  # JSON Schema of the reply model, as sent to servers (None: free text)
     schema_name: str = "reply"
     tools: list[dict] | None = None
     tool_choice: str | dict | None = None
@@ -118,9 +118,8 @@ class Completion:
 class LLMReply:
     """The answer to one :meth:`LLMBackend.chat` call.
 
-    ``data`` is the parsed, validated JSON value when a schema was given (or
-    ``json_mode``), else None; ``parsed`` is the pydantic instance when the
-    schema was a pydantic model. Token counts and latency cover every request
+    ``parsed`` is the validated reply model when one was given, and ``data``
+    its JSON form (or the JSON object of a ``json_mode`` call), else None. Token counts and latency cover every request
     the call made (retries and repairs included); ``attempts`` counts them.
     """
 
@@ -174,7 +173,7 @@ class LLMBackend(ABC):
         self,
         messages: list[Message],
         *,
-        json_schema: dict | type[BaseModel] | None = None,
+        json_schema: type[BaseModel] | None = None,
         json_mode: bool = False,
         purpose: str = "",
         context: dict | None = None,
@@ -189,8 +188,8 @@ class LLMBackend(ABC):
 
         Args:
             messages: OpenAI-style chat messages.
-            json_schema: a JSON Schema dict or pydantic model the reply must match;
-                invalid replies are sent back for repair ``config.json_repairs`` times.
+            json_schema: the pydantic model the reply must match (its JSON Schema goes to
+                the server); invalid replies are sent back for repair ``config.json_repairs`` times.
             json_mode: ask for any JSON object (no schema); ``data`` holds it.
             purpose: the caller's stage name, for accounting and the template backend.
             context: structured inputs of the call (used by the template backend).
@@ -201,14 +200,14 @@ class LLMBackend(ABC):
         """
         if not messages:
             raise ValueError("chat() needs at least one message")
-        schema = schema_of(json_schema)
-        name = json_schema.__name__ if isinstance(json_schema, type) else "reply"
+        schema = schema_of(json_schema) if json_schema is not None else (ANY_OBJECT if json_mode else None)
+        name = json_schema.__name__ if json_schema is not None else "reply"
         request = ChatRequest(
             messages=list(messages),
             temperature=self.config.temperature if temperature is None else temperature,
             max_tokens=self.config.max_tokens if max_tokens is None else max_tokens,
             timeout_s=self.config.timeout_s if timeout_s is None else timeout_s,
-            json_schema=schema if schema is not None else ({"type": "object"} if json_mode else None),
+            json_schema=schema,
             schema_name=name,
             tools=tools,
             tool_choice=tool_choice,
@@ -245,7 +244,8 @@ class LLMBackend(ABC):
 
     # -------------------------------------------------------------- internals
 
-    def _chat_with_repairs(self, request: ChatRequest, spec: Any, delta: CallStats) -> LLMReply:
+    def _chat_with_repairs(self, request: ChatRequest, model: type[BaseModel] | None,
+                           delta: CallStats) -> LLMReply:
         wants_json = request.json_schema is not None
         for round_ in range(self.config.json_repairs + 1):
             done = self._request_with_retries(request, delta)
@@ -254,7 +254,9 @@ class LLMBackend(ABC):
                                 repairs=round_)
             try:
                 value = extract_json(done.text)
-                checked = validate(value, spec if spec is not None else request.json_schema)
+                parsed = validate(value, model) if model is not None else None
+                if model is None and not isinstance(value, dict):
+                    raise JSONReplyError(f"$: expected a JSON object, got {type(value).__name__}")
             except JSONReplyError as exc:
                 delta.invalid_json += 1
                 logger.debug("invalid JSON for %r (round %d): %s", request.purpose, round_, exc)
@@ -265,8 +267,7 @@ class LLMBackend(ABC):
                 request.messages = [*request.messages, {"role": "assistant", "content": done.text},
                                     {"role": "user", "content": repair_prompt(str(exc), request.json_schema)}]
                 continue
-            parsed = checked if isinstance(checked, BaseModel) else None
-            data = checked.model_dump(mode="json") if parsed is not None else checked
+            data = parsed.model_dump(mode="json", by_alias=True) if parsed is not None else value
             return LLMReply(text=done.text, data=data, parsed=parsed, finish_reason=done.finish_reason,
                             repairs=round_)
         raise AssertionError("unreachable")
@@ -302,7 +303,7 @@ class LLMBackend(ABC):
 
 def json_instruction(schema: dict) -> str:
     """Prompt text asking for JSON, for backends that cannot constrain decoding."""
-    if schema == {"type": "object"}:
+    if schema == ANY_OBJECT:
         return "Answer with only one JSON object, no prose."
     return f"Answer with only one JSON value, no prose, matching this JSON Schema:\n{json.dumps(schema)}"
 
@@ -310,6 +311,6 @@ def json_instruction(schema: dict) -> str:
 def repair_prompt(error: str, schema: dict | None) -> str:
     """The message sent back after an invalid JSON reply."""
     text = f"Your reply could not be used: {error}. Reply again with only one JSON value, no prose"
-    if schema and schema != {"type": "object"}:
+    if schema and schema != ANY_OBJECT:
         text += f", matching this JSON Schema:\n{json.dumps(schema)}"
     return text + "."

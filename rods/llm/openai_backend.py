@@ -30,6 +30,7 @@ from rods.llm.base import (
     TransientLLMError,
     json_instruction,
 )
+from rods.llm.schema import ANY_OBJECT
 
 logger = logging.getLogger(__name__)
 
@@ -148,7 +149,7 @@ class OpenAIBackend(LLMBackend):
             if request.tool_choice is not None:
                 kwargs["tool_choice"] = request.tool_choice
         elif request.json_schema is not None:
-            generic = request.json_schema == {"type": "object"}
+            generic = request.json_schema == ANY_OBJECT
             if LEVELS[level] == "json_schema" and not generic:
                 kwargs["response_format"] = {
                     "type": "json_schema",

@@ -22,7 +22,8 @@ A function missing from the table gets a generic phrase from its name's words.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 #: function -> (outcome with slots for the required parameters, {optional parameter: segment}).
 OUTCOMES: dict[str, tuple[str, dict[str, Any]]] = {
@@ -162,7 +163,8 @@ OUTCOMES: dict[str, tuple[str, dict[str, Any]]] = {
     "displayCarStatus": ("show me the car's {option} status", {}),
     "display_log": ("put {messages} up on the car's screen as log messages", {}),
     "estimate_distance": ("tell me the distance from {cityA} to {cityB}", {}),
-    "estimate_drive_feasibility_by_mileage": ("tell me whether I can drive {distance} miles on what is in the tank", {}),
+    "estimate_drive_feasibility_by_mileage": (
+        "tell me whether I can drive {distance} miles on what is in the tank", {}),
     "fillFuelTank": ("fill the tank with {fuelAmount} of fuel", {}),
     "find_nearest_tire_shop": ("find me the closest tire shop", {}),
     "gallon_to_liter": ("convert {gallon} from gallon to liter units", {}),

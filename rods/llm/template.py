@@ -15,7 +15,8 @@ Purposes answered (anything else is an error):
 
 * ``plan.narrative``: one narrative for the whole task, written before the calls are fixed;
 * ``plan.sequence``: pick one of the planner's candidate call sequences (a seeded draw);
-* ``rewrite``: one user query per turn, all turns at once;
+* ``rewrite``: one user query per turn, all turns at once (the first opens with the context's
+  ``opening``: the narrative's sentences that recite no function, which the rewriter picks);
 * ``rewrite.turn``: one turn's query on its own (the no-rewrite ablation);
 * ``judge``: verdicts for the criteria that need judgement (``natural``, ``intent``);
 * ``config_patch``: an empty patch (no knowledge beyond the deterministic rules).
@@ -186,7 +187,7 @@ class TemplateBackend(LLMBackend):
                 continue
             body = request(turn, said)
             if spoken == 0:
-                intro = ctx.get("opening") or ""  # the narrative minus sentences that recite docs
+                intro = ctx.get("opening") or ""  # the narrative's sentences that recite no function
                 text = f"{intro} {body}".strip()
             elif turn.get("kind") == "supply_missing":
                 text = body

@@ -38,7 +38,8 @@ def weights_location(name_or_path: str | Path, gguf_file: str | None = None) -> 
     return str(name_or_path), gguf_file
 
 
-def load_causal_lm(name_or_path: str | Path, gguf_file: str | None = None, *, dtype: str = "float32") -> tuple[Any, Any]:
+def load_causal_lm(name_or_path: str | Path, gguf_file: str | None = None, *,
+                   dtype: str = "float32") -> tuple[Any, Any]:
     """``(model, tokenizer)`` with a pad token set (the end-of-sequence token when the tokenizer has none).
 
     Args:

@@ -23,7 +23,7 @@ import dataclasses
 import random
 
 from rods.synth.executor import Execution
-from rods.synth.planner import Plan
+from rods.synth.plan import Plan
 from rods.synth.profile import ComplexityProfile
 from rods.synth.values import is_distinctive
 from rods.tasks.model import Task

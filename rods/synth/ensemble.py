@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import random
 import threading
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Literal, get_args
 
-ROUTINGS = ("round_robin", "acceptance")
+#: How a variant's backbone is picked.
+Routing = Literal["round_robin", "acceptance"]
+ROUTINGS: tuple[str, ...] = get_args(Routing)
 
 
 def backbone_names(descriptions: Sequence[str]) -> list[str]:

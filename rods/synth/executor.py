@@ -22,10 +22,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel
+
 from rods.envs.calls import ToolCall, format_call
 from rods.envs.environment import ToolEnvironment
 from rods.llm.base import LLMBackend
-from rods.synth.planner import Plan
+from rods.synth.plan import Plan
 from rods.synth.resolver import resolve
 
 logger = logging.getLogger(__name__)
@@ -82,11 +84,11 @@ def run_plan(plan: Plan) -> Execution:
     return out
 
 
-PATCH_SCHEMA = {
-    "type": "object",
-    "properties": {"patch": {"type": "object"}, "reason": {"type": "string"}},
-    "required": ["patch"],
-}
+class ConfigPatch(BaseModel):
+    """The reply of purpose "config_patch": new values for keys of one class's state."""
+
+    patch: dict[str, Any]
+    reason: str = ""
 
 
 class Executor:
@@ -116,11 +118,11 @@ class Executor:
              {"role": "user", "content": f"The call {failure.function} failed with: {failure.result[:300]}. "
               f"Current {owner} state: {json.dumps(plan.initial_config[owner], default=str)[:2000]}. "
               "Reply as JSON {\"patch\": {key: new value}, \"reason\": \"...\"} with only keys of this state."}],
-            json_schema=PATCH_SCHEMA, purpose="config_patch",
+            json_schema=ConfigPatch, purpose="config_patch",
             context={"class": owner, "function": failure.function, "error": failure.result,
                      "config": plan.initial_config[owner]},
         )
-        patch = (reply.data or {}).get("patch") or {}
+        patch = reply.parsed.patch
         known = {k: v for k, v in patch.items() if k in plan.initial_config[owner]}
         if len(known) != len(patch):
             self.invalid_patches += 1

@@ -29,6 +29,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from rods.llm.base import LLMBackend
 from rods.synth.executor import Execution
 from rods.synth.leak import leaks
@@ -39,20 +41,19 @@ from rods.tasks.model import Task
 QUERY_CRITERIA = ("intent", "values", "natural")
 GT_CRITERIA = ("progress", "structure")
 
-VERDICT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "verdicts": {
-            "type": "object",
-            "additionalProperties": {
-                "type": "object",
-                "properties": {"pass": {"type": "boolean"}, "reason": {"type": "string"}},
-                "required": ["pass"],
-            },
-        }
-    },
-    "required": ["verdicts"],
-}
+class CriterionVerdict(BaseModel):
+    """One criterion's verdict as the judge model writes it (``pass`` is a Python keyword, hence the alias)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    passed: bool = Field(alias="pass")
+    reason: str = ""
+
+
+class JudgeVerdicts(BaseModel):
+    """The reply of purpose "judge": criterion name -> verdict."""
+
+    verdicts: dict[str, CriterionVerdict]
 
 
 @dataclass
@@ -91,7 +92,8 @@ def _mentions(text: str, value: Any) -> bool:
     if isinstance(value, str):
         return value.lower() in low
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return any(s in low for s in {str(value), f"{value:g}", str(int(value)) if float(value).is_integer() else str(value)})
+        whole = str(int(value)) if float(value).is_integer() else str(value)
+        return any(s in low for s in {str(value), f"{value:g}", whole})
     if isinstance(value, list):
         return all(_mentions(text, v) for v in value)
     return True
@@ -132,11 +134,9 @@ class Judge:
               f"its calls?). Queries: {json.dumps(queries)[:3000]}. Calls: {json.dumps(turns, default=str)[:3000]}. "
               "Answer as JSON {\"verdicts\": {\"natural\": {\"pass\": bool, \"reason\": str}, "
               "\"intent\": {\"pass\": bool, \"reason\": str}}}."}],
-            json_schema=VERDICT_SCHEMA, purpose="judge", context=context,
+            json_schema=JudgeVerdicts, purpose="judge", context=context,
         )
-        verdicts = (reply.data or {}).get("verdicts", {})
-        return {k: Verdict(bool(v.get("pass")), str(v.get("reason", ""))) for k, v in verdicts.items()
-                if k in ("natural", "intent") and isinstance(v, dict)}
+        return {k: Verdict(v.passed, v.reason) for k, v in reply.parsed.verdicts.items() if k in ("natural", "intent")}
 
     @staticmethod
     def _intent(queries: list[str], turns: list[dict[str, Any]]) -> Verdict:
@@ -231,7 +231,8 @@ def structure_verdict(task: Task) -> Verdict:
                 return Verdict(False, f"reveal turn {k}: needs question [] and calls, after a turn without calls")
             before = {c.split("(")[0].strip() for turn in task.ground_truth[:k] for c in turn}
             if any(n in before for n in names):
-                return Verdict(False, f"held-out functions {sorted(set(names) & before)} used before their reveal turn {k}")
+                early = sorted(set(names) & before)
+                return Verdict(False, f"held-out functions {early} used before their reveal turn {k}")
         return Verdict(True, "held-out functions are revealed exactly where they are needed")
     if task.missed_function:
         return Verdict(False, f"{task.category} task with missed_function")

@@ -24,8 +24,8 @@ The judge's deterministic ``natural`` check fails any query that leaks.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-from typing import Iterable
+from collections.abc import Iterable
+from functools import cache
 
 from rods.synth.api_graph import describe, function_docs
 from rods.tasks.model import Task
@@ -44,7 +44,7 @@ def _label(param: str) -> str:
     return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", param).replace("_", " ").lower().strip()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _doc(function: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(description phrases that count as recited, parameter names) of one function."""
     doc = function_docs().get(function)

@@ -5,11 +5,9 @@ failing function blacklisted; at most `max_attempts` runs) -> rewrite -> judge
 (a query fault goes back to the rewriter once; a ground-truth fault discards)
 -> optional augment -> the validation gate. Seeds run concurrently in threads.
 
-The gate (every accepted task passes it): its ground truth replays on a fresh
-environment without errors; it scores RP = 1 and binary = 1 with
-`rods.reward.score`; its profile Φ matches the seed's; it copies no
-distinctive value of the seed (`rods.synth.values`); no other accepted task
-has the same content hash.
+Every accepted task passes the validation gate (`rods.synth.gate`); the
+settings are `rods.synth.settings.SynthConfig`, the counters
+`rods.synth.stats.SynthStats`.
 
 `Pipeline(...)` is callable: `synthesize(seeds) -> accepted tasks`, the plain
 callable the data engine's worker uses. Given several backends it is an
@@ -20,179 +18,32 @@ gives every backbone's tried / accepted / acceptance rate.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import random
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rods.llm.base import LLMBackend, LLMError
 from rods.llm.stats import merge_snapshots, per_accepted
 from rods.synth.api_graph import APIGraph, default_graph
 from rods.synth.augmenter import KINDS as AUGMENT_KINDS, augment, expected_profile
-from rods.synth.ensemble import ROUTINGS, Router, backbone_names
+from rods.synth.ensemble import Router, backbone_names
 from rods.synth.executor import Execution, Executor
+from rods.synth.gate import Gate, Rejected
 from rods.synth.judge import Judge
-from rods.synth.planner import Plan, Planner, PlannerConfig
-from rods.synth.profile import ComplexityProfile, environment_made, profile_of, trace_task
-from rods.synth.rewriter import RewriteError, Rewriter, turn_contexts, with_queries
-from rods.synth.values import is_distinctive, leaves
+from rods.synth.plan import Plan
+from rods.synth.planner import Planner, PlannerConfig
+from rods.synth.profile import ComplexityProfile, profile_of
+from rods.synth.rewriter import Rewriter, turn_contexts, with_queries
+from rods.synth.settings import SynthConfig
+from rods.synth.stats import SynthStats
 from rods.tasks.model import Provenance, Task
 
 logger = logging.getLogger(__name__)
-
-STAGES = ("plan", "execute", "rewrite", "judge", "augment", "gate")
-
-
-@dataclass
-class SynthConfig:
-    """Pipeline settings (paper defaults; the switches give the ablations).
-
-    Attributes:
-        per_seed: variants attempted per seed.
-        max_attempts: plan/execute runs per variant (paper: 3).
-        rewrite: write all turns' queries in one call that sees the whole plan
-            and the narrative (off: the paper's no-rewrite ablation: each turn's
-            query written on its own, one call per turn, no narrative).
-        narrative: the planner's narrative (off: the no-narrative ablation).
-        feedback_repair: error feedback to the planner (blacklist, failure
-            memory), Config Patches and judge->rewrite repair (off: the paper's
-            no-feedback-repair ablation: the same `max_attempts`, each a blind
-            re-sample with a fresh random stream, no patch, no repair).
-        judge: the Judge stage.
-        augment: turn accepted variants into miss_func / miss_param variants
-            ("none", or the probability of trying one).
-        candidates: graph-valid call sequences the planner offers the backend per plan.
-        same_counts: keep the seed's calls per turn (False: a variant may drop one
-            read call without data-flow edges; Φ then matches on topology, depth,
-            turns and categories, not on call counts).
-        workers: seeds synthesized concurrently.
-        routing: with several backends, how each variant's backbone is picked:
-            "round_robin" or "acceptance" (`rods.synth.ensemble`).
-        seed: base of every variant's random stream.
-        generation_offset: added to the seed's generation for the variants.
-    """
-
-    per_seed: int = 1
-    max_attempts: int = 3
-    rewrite: bool = True
-    narrative: bool = True
-    feedback_repair: bool = True
-    judge: bool = True
-    augment: float = 0.0
-    candidates: int = 4
-    same_counts: bool = True
-    workers: int = 2
-    routing: str = "round_robin"
-    seed: int = 0
-    generation_offset: int = 1
-    step_created: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.per_seed < 1 or self.max_attempts < 1 or self.workers < 1 or self.candidates < 1:
-            raise ValueError("SynthConfig: per_seed, max_attempts, workers and candidates must be >= 1")
-        if self.routing not in ROUTINGS:
-            raise ValueError(f"SynthConfig: routing must be one of {list(ROUTINGS)}, got {self.routing!r}")
-        if not 0.0 <= self.augment <= 1.0:
-            raise ValueError(f"SynthConfig: augment must be a probability in [0, 1], got {self.augment}")
-
-    @classmethod
-    def ablation(cls, name: str, **kw: Any) -> SynthConfig:
-        """`no_rewrite`, `no_narrative` or `no_feedback_repair` (docs/design.md §7.1)."""
-        switches = {"no_rewrite": {"rewrite": False}, "no_narrative": {"narrative": False},
-                    "no_feedback_repair": {"feedback_repair": False}}
-        if name not in switches:
-            raise ValueError(f"unknown ablation {name!r}; choose one of {sorted(switches)}")
-        return cls(**{**switches[name], **kw})
-
-
-@dataclass
-class SynthStats:
-    """Per-stage counters over a run."""
-
-    seeds: int = 0
-    variants: int = 0
-    accepted: int = 0
-    attempts: Counter = field(default_factory=Counter)  # stage -> runs
-    passed: Counter = field(default_factory=Counter)  # stage -> passes
-    rejections: Counter = field(default_factory=Counter)  # reason -> count
-    patches: Counter = field(default_factory=Counter)
-    tried_by: Counter = field(default_factory=Counter)  # backbone -> variants it wrote
-    accepted_by: Counter = field(default_factory=Counter)  # backbone -> variants accepted
-    seconds: float = 0.0
-
-    def merge(self, other: SynthStats) -> None:
-        self.seeds += other.seeds
-        self.variants += other.variants
-        self.accepted += other.accepted
-        for name in ("attempts", "passed", "rejections", "patches", "tried_by", "accepted_by"):
-            getattr(self, name).update(getattr(other, name))
-
-    def backbones(self) -> dict[str, dict[str, Any]]:
-        """Per backbone: variants tried, accepted, and its acceptance rate."""
-        return {name: {"tried": n, "accepted": self.accepted_by[name], "acceptance_rate": self.accepted_by[name] / n}
-                for name, n in sorted(self.tried_by.items()) if n}
-
-    def to_dict(self, llm: dict[str, Any] | None = None) -> dict[str, Any]:
-        out = asdict(self)
-        for key in ("attempts", "passed", "rejections", "patches"):
-            out[key] = dict(getattr(self, key))
-        del out["tried_by"], out["accepted_by"]
-        out["backbones"] = self.backbones()
-        out["pass_rate"] = {s: self.passed[s] / self.attempts[s] for s in self.attempts if self.attempts[s]}
-        out["acceptance_rate"] = self.accepted / self.variants if self.variants else 0.0
-        if llm is not None:
-            out["llm"] = llm
-        return out
-
-
-class Rejected(Exception):
-    """A variant left the pipeline; `reason` is the counted rejection reason."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
-
-
-def content_hash(task: Task) -> str:
-    """Hash of what makes a task itself: questions, ground truth, config, held-out functions."""
-    body = json.dumps([task.model_dump(mode="json", include={"question", "ground_truth", "initial_config",
-                                                              "missed_function"})], sort_keys=True, default=str)
-    return hashlib.sha256(body.encode()).hexdigest()
-
-
-def copied_values(seed: Task, variant: Task, produced: set[str] = frozenset()) -> list[Any]:
-    """Distinctive seed values that reappear verbatim in the variant's arguments or config.
-
-    Values are compared as JSON text; the class names of the config are not
-    values. `produced` holds (as JSON) values that come from the simulator, not
-    from the seed: what the variant's own calls returned (a shop address, a
-    computed price) and the long-context filler the simulator loads itself.
-    """
-    from rods.synth.profile import call_values, parse_ground_truth
-
-    def cfg(task: Task) -> set[str]:
-        return {json.dumps(v) for value in task.initial_config.values() for v in leaves(value)}
-
-    seed_args = {json.dumps(v) for turn in parse_ground_truth(seed) for c in turn for v in call_values(c)
-                 if is_distinctive(v)}
-    seed_cfg = {json.dumps(v) for value in seed.initial_config.values() for v in leaves(value) if is_distinctive(v)}
-    var_args = {json.dumps(v) for turn in parse_ground_truth(variant) for c in turn for v in call_values(c)}
-    return sorted(((seed_args & var_args) | (seed_cfg & cfg(variant))) - set(produced))
-
-
-def produced_values(trace) -> set[str]:
-    """JSON texts of every scalar in a trace's results."""
-    from rods.synth.profile import result_value, value_paths
-
-    return {json.dumps(v) for r in trace.results for _, v in value_paths(result_value(r))}
-
 
 class Pipeline:
     """Runs the five stages for batches of seeds; `pipeline(seeds)` returns accepted tasks."""
@@ -213,14 +64,14 @@ class Pipeline:
         self.rewriter = Rewriter(backend)
         self.judge = Judge(backend)
         self.stats = SynthStats()
+        self.gate = Gate(same_counts=self.config.same_counts)
         self._lock = threading.Lock()
-        self._hashes: set[str] = set()
         self._calls = 0
         # an ensemble: one set of stages per further backbone, sharing the duplicate check
         self.members: list[Pipeline] = [self]
         for other in backends[1:]:
             member = Pipeline(other, self.config, self.graph)
-            member._lock, member._hashes = self._lock, self._hashes
+            member._lock, member.gate = self._lock, self.gate
             self.members.append(member)
         for member, name in zip(self.members, backbone_names([b.describe() for b in backends])):
             member.name = name
@@ -297,7 +148,7 @@ class Pipeline:
             task.provenance.augmented = augmented
         task = self._rewrite_and_judge(task, plan, execution, stats)
         stats.attempts["gate"] += 1
-        self._gate(seed, task, expected)
+        self.gate.check(seed, task, expected)
         stats.passed["gate"] += 1
         return task
 
@@ -358,20 +209,16 @@ class Pipeline:
     def _rewrite_and_judge(self, task: Task, plan: Plan, execution: Execution, stats: SynthStats) -> Task:
         """Write the queries (jointly, or each turn on its own), judge them; a query fault goes back once.
 
-        A rewrite answer the pipeline cannot use is a counted rejection
-        (``rewrite:bad_answer``), never an internal error.
+        A rewrite answer of the wrong shape fails its reply model: after the
+        backend's repairs it is a counted rejection (``llm_error:rewrite``).
         """
         cfg = self.config
         turns = turn_contexts(plan, execution)
         stats.attempts["rewrite"] += 1
-        try:
-            if cfg.rewrite:
-                queries = self.rewriter.rewrite(plan, execution, turns=turns)
-            else:
-                queries = self.rewriter.rewrite_each(plan, execution, turns=turns)
-        except RewriteError as err:
-            logger.debug("unusable rewrite: %s", err)
-            raise Rejected("rewrite:bad_answer") from None
+        if cfg.rewrite:
+            queries = self.rewriter.rewrite(plan, execution, turns=turns)
+        else:
+            queries = self.rewriter.rewrite_each(plan, execution, turns=turns)
         task = Task.model_validate({**task.model_dump(), "question": with_queries(plan.seed, queries)})
         stats.passed["rewrite"] += 1
         if not cfg.judge:
@@ -379,10 +226,7 @@ class Pipeline:
         stats.attempts["judge"] += 1
         judgement = self.judge.judge(task, execution, turns)
         if judgement.fault == "query" and cfg.rewrite and cfg.feedback_repair:
-            try:
-                queries = self.rewriter.rewrite(plan, execution, feedback=judgement.failed_reasons(), turns=turns)
-            except RewriteError:
-                raise Rejected("rewrite:bad_answer") from None
+            queries = self.rewriter.rewrite(plan, execution, feedback=judgement.failed_reasons(), turns=turns)
             task = Task.model_validate({**task.model_dump(), "question": with_queries(plan.seed, queries)})
             judgement = self.judge.judge(task, execution, turns)
         if not judgement.passed:
@@ -409,30 +253,6 @@ class Pipeline:
                 substitutions={str(k): v for k, v in plan.substitutions.items()},
             ),
         )
-
-    def _gate(self, seed: Task, task: Task, seed_profile) -> None:
-        from rods.reward import score
-
-        trace = trace_task(task)
-        if trace.errors:
-            raise Rejected("gate:replay_error")
-        result = score(task, [[list(turn)] if turn else [] for turn in task.ground_truth])
-        if result.progress != 1.0 or result.binary != 1:
-            raise Rejected("gate:reward_below_1")
-        if not profile_of(task, trace).matches(seed_profile, same_counts=self.config.same_counts):
-            raise Rejected("gate:profile_mismatch")
-        own = produced_values(trace)
-        if task.long_context:  # the simulator's long-context filler is not the seed's content
-            own |= {json.dumps(v) for v in environment_made(task)}
-        copied = copied_values(seed, task, own)
-        if copied:
-            logger.debug("variant of %s copies %s", seed.id, copied[:5])
-            raise Rejected("gate:copies_seed_values")
-        digest = content_hash(task)
-        with self._lock:
-            if digest in self._hashes:
-                raise Rejected("gate:duplicate")
-            self._hashes.add(digest)
 
     def report(self) -> dict[str, Any]:
         """Per-stage statistics, the LLM accounting per accepted task, and each backbone's acceptance."""

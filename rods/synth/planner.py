@@ -27,7 +27,9 @@ Narrative first, then the sequence, then the values:
 
 Each position also lists ranked graph-valid alternatives, which the executor
 tries when the chosen function cannot run there; the pipeline remembers those
-failures per (seed, position) and re-plans around them.
+failures per (seed, position) and re-plans around them. What a plan holds is
+`rods.synth.plan`; the backend's replies are the `Narrative` and
+`SequenceChoice` models.
 """
 
 from __future__ import annotations
@@ -39,13 +41,15 @@ import math
 import random
 import threading
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from rods.envs.calls import ToolCall
+from pydantic import BaseModel, Field
+
 from rods.llm.base import LLMBackend
-from rods.synth.api_graph import APIGraph, function_docs
+from rods.synth.api_graph import APIGraph
 from rods.synth.initial_config import materialize_config, rename_unchanged_root
+from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import (
     ComplexityProfile,
     Trace,
@@ -80,76 +84,6 @@ class PlannerConfig:
 
 
 @dataclass
-class PlannedCall:
-    """One position of a plan.
-
-    With `sources` None the call is *fixed*: `arguments` run as given, with
-    `bindings` (argument -> (source call, path in its result)) filled from
-    earlier results. Otherwise the executor *resolves* it: it tries `name`,
-    then `alternatives`, with arguments drawn from the live state, and keeps
-    the first call whose data-flow sources are exactly `sources`, whose effect
-    on the state is `changed` (None: any), that is new to the task if
-    `held_out`, and that has a value the user must say if `user_value`; it then
-    writes the chosen name, arguments and bindings back here.
-    """
-
-    name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
-    args: tuple = ()
-    bindings: dict[str, tuple[int, tuple]] = field(default_factory=dict)
-    turn: int = 0
-    original: str = ""  # the seed's function at this position
-    sources: tuple[int, ...] | None = None
-    alternatives: list[str] = field(default_factory=list)
-    changed: bool | None = None
-    held_out: bool = False
-    user_value: bool = False
-    suggested: dict[str, Any] = field(default_factory=dict)  # the backend's values for `name`, tried first
-
-    def tool_call(self) -> ToolCall:
-        return ToolCall(self.name, dict(self.arguments), tuple(self.args))
-
-
-@dataclass
-class Plan:
-    """A variant to execute: calls, new initial config, narrative, held-out functions."""
-
-    seed: Task
-    calls: list[PlannedCall]
-    initial_config: dict[str, dict[str, Any]]
-    narrative: str | None
-    missed_function: dict[str, list[str]]
-    remapper: ValueRemapper
-    attempt: int = 1
-    rng_seed: int = 0
-    substitutions: dict[int, str] = field(default_factory=dict)  # position -> function, where it is not the seed's
-    held_positions: dict[str, list[int]] = field(default_factory=dict)  # reveal turn -> positions held out
-    held_uncalled: dict[str, int] = field(default_factory=dict)  # reveal turn -> held-out functions never called
-    candidates: list[list[str]] = field(default_factory=list)  # the sequences offered to the backend
-
-    def name_held_out(self) -> None:
-        """miss_func, after a run: the held-out functions are those that ran at the held-out positions, plus,
-        where the seed also held out functions its ground truth never calls, as many functions of the
-        task's classes that this variant never calls."""
-        if not self.held_positions:
-            return
-        called = {c.name for c in self.calls}
-        unused = sorted(n for cls in self.seed.involved_classes for n in functions_of(cls) if n not in called)
-        random.Random(self.rng_seed).shuffle(unused)
-        out = {}
-        for k, positions in self.held_positions.items():
-            extra = [unused.pop() for _ in range(min(self.held_uncalled.get(k, 0), len(unused)))]
-            out[k] = [self.calls[j].name for j in positions] + extra
-        self.missed_function = out
-
-    def turns(self) -> list[list[PlannedCall]]:
-        out: list[list[PlannedCall]] = [[] for _ in range(self.seed.num_turns)]
-        for call in self.calls:
-            out[call.turn].append(call)
-        return out
-
-
-@dataclass
 class Slot:
     """What Φ fixes at one position: turn, class, data-flow sources, effect, miss_* roles."""
 
@@ -172,11 +106,6 @@ class SeedAnalysis:
     slots: list[Slot]
     avoid: list[Any]
     keep: frozenset = frozenset()
-
-
-def functions_of(cls: str) -> list[str]:
-    """The names of one API class's functions, from BFCL's docs."""
-    return sorted(name for name, doc in function_docs().items() if doc["class"] == cls)
 
 
 def seed_slots(seed: Task, trace: Trace, profile: ComplexityProfile, graph: APIGraph) -> list[Slot]:
@@ -203,17 +132,18 @@ def seed_slots(seed: Task, trace: Trace, profile: ComplexityProfile, graph: APIG
     return slots
 
 
-NARRATIVE_SCHEMA = {
-    "type": "object",
-    "properties": {"narrative": {"type": "string", "minLength": 10}},
-    "required": ["narrative"],
-}
-SEQUENCE_SCHEMA = {
-    "type": "object",
-    "properties": {"choice": {"type": "integer"}, "reason": {"type": "string"},
-                   "arguments": {"type": "object", "additionalProperties": {"type": "object"}}},
-    "required": ["choice"],
-}
+class Narrative(BaseModel):
+    """The reply of purpose "plan.narrative": one goal for the whole task."""
+
+    narrative: str = Field(min_length=10)
+
+
+class SequenceChoice(BaseModel):
+    """The reply of purpose "plan.sequence": a candidate's index and argument suggestions per step."""
+
+    choice: int
+    reason: str = ""
+    arguments: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 class Planner:
@@ -370,17 +300,17 @@ class Planner:
               + "\nPick the sequence that serves the goal best. You may also propose argument values that fit "
               "the goal for steps of the chosen sequence. Answer as JSON {\"choice\": index, "
               "\"arguments\": {step index: {parameter: value}}}."}],
-            json_schema=SEQUENCE_SCHEMA, purpose="plan.sequence",
+            json_schema=SequenceChoice, purpose="plan.sequence",
             context={"candidates": candidates, "narrative": narrative, "seed": rng.randrange(2**31)},
         )
-        data = reply.data or {}
-        choice = data.get("choice")
-        if not (isinstance(choice, int) and not isinstance(choice, bool) and 0 <= choice < len(candidates)):
+        answer: SequenceChoice = reply.parsed
+        choice = answer.choice
+        if not 0 <= choice < len(candidates):
             with self._lock:
                 self.invalid_choices += 1
             logger.info("planner: ignoring invalid sequence choice %r of %d candidates", choice, len(candidates))
             choice = 0
-        return choice, self._suggestions(data.get("arguments") or {}, candidates[choice])
+        return choice, self._suggestions(answer.arguments, candidates[choice])
 
     def _suggestions(self, raw: dict[str, Any], sequence: list[str]) -> dict[int, dict[str, Any]]:
         out: dict[int, dict[str, Any]] = {}
@@ -407,9 +337,9 @@ class Planner:
              {"role": "user", "content": "Write one narrative (2-3 sentences) explaining who the user is and "
               f"what they want to achieve over {seed.num_turns} requests to an assistant that can use these "
               f"tools: {', '.join(functions)[:2000]}. Answer as JSON {{\"narrative\": \"...\"}}."}],
-            json_schema=NARRATIVE_SCHEMA, purpose="plan.narrative", context=context,
+            json_schema=Narrative, purpose="plan.narrative", context=context,
         )
-        return str(reply.data["narrative"]).strip()
+        return reply.parsed.narrative.strip()
 
 
 def _drop_isolated_read(slots: list[Slot], profile: ComplexityProfile, rng: random.Random) -> list[Slot]:

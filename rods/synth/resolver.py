@@ -30,7 +30,7 @@ from rods.envs.calls import ToolCall
 from rods.envs.environment import ToolEnvironment, public_state
 from rods.synth.api_graph import function_docs
 from rods.synth.arguments import ArgumentProposer
-from rods.synth.planner import Plan, PlannedCall
+from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import (
     incoming_edges,
     is_error,

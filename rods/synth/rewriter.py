@@ -17,49 +17,54 @@ turn's query is written on its own (:meth:`Rewriter.rewrite_each`, purpose
 ``"rewrite.turn"``): one backend call per turn that sees only that turn's
 calls, no other turn and no narrative, so cross-turn coherence is lost.
 
-The JSON schema sent with the request pins the array's length to the number of
-turns and caps each query's length, so servers with constrained decoding get it
+The reply model (:func:`queries_model`, whose JSON schema goes with the request)
+pins the array's length to the number of turns and caps each query's length, so servers with constrained decoding get it
 right; an answer of the wrong shape (6 queries for 5 turns) goes back to the
-model for repair (`LLMBackend.chat`) and then counts as a rejection, as does
-anything that still does not fit (:class:`RewriteError`), never as an error.
+model for repair (`LLMBackend.chat`) and, if it still does not fit, counts as
+a rejection (``llm_error:rewrite``), never as an internal error.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, StringConstraints, conlist, create_model
 
 from rods.llm.base import LLMBackend
 from rods.synth.api_graph import describe, function_docs
 from rods.synth.executor import Execution
 from rods.synth.leak import leaks
-from rods.synth.planner import Plan
+from rods.synth.plan import Plan
 from rods.tasks.model import Task
 
 #: Longest query the schema allows (characters).
 MAX_QUERY_CHARS = 4000
 
 
-class RewriteError(ValueError):
-    """The backend's rewrite could not be used (wrong number of queries, wrong types)."""
+Query = Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)]
 
 
-def queries_schema(n: int) -> dict[str, Any]:
-    """JSON schema of a rewrite answer: exactly `n` strings of bounded length."""
-    return {
-        "type": "object",
-        "properties": {"queries": {"type": "array", "minItems": n, "maxItems": n,
-                                   "items": {"type": "string", "maxLength": MAX_QUERY_CHARS}}},
-        "required": ["queries"],
-    }
+@functools.cache
+def queries_model(n: int) -> type[BaseModel]:
+    """The reply of purpose "rewrite": exactly `n` queries of bounded length (one model per `n`)."""
+    return create_model("Queries", queries=(conlist(Query, min_length=n, max_length=n), ...))
 
 
-TURN_SCHEMA = {
-    "type": "object",
-    "properties": {"query": {"type": "string", "maxLength": MAX_QUERY_CHARS}},
-    "required": ["query"],
-}
+class TurnQuery(BaseModel):
+    """The reply of purpose "rewrite.turn": one turn's query."""
+
+    query: Query
+
+
+def narrative_opening(narrative: str | None, functions: list[str]) -> str:
+    """The narrative's sentences that recite none of `functions` (what a first query may open with)."""
+    if not narrative:
+        return ""
+    sentences = re.split(r"(?<=[.!?])\s+", narrative.strip())
+    return " ".join(s for s in sentences if s and leaks(s, functions) is None)
 
 
 def _call_info(plan: Plan, execution: Execution, index: int) -> dict[str, Any]:
@@ -117,14 +122,6 @@ def _pick_missing(calls: list[dict[str, Any]], said: list[dict[str, Any]] = ()) 
     return None
 
 
-def narrative_opening(narrative: str | None, functions: list[str]) -> str:
-    """The narrative's sentences that recite none of the task's functions (a first query may open with them)."""
-    if not narrative:
-        return ""
-    sentences = re.split(r"(?<=[.!?])\s+", narrative.strip())
-    return " ".join(s for s in sentences if s and leaks(s, functions) is None)
-
-
 class Rewriter:
     """Writes all user queries of a plan in one backend call."""
 
@@ -134,9 +131,9 @@ class Rewriter:
     def rewrite(self, plan: Plan, execution: Execution, feedback: list[str] | None = None,
                 turns: list[dict[str, Any]] | None = None) -> list[str]:
         turns = turns or turn_contexts(plan, execution)
-        functions = [c["function"] for t in turns for c in t.get("calls", [])]
-        context = {"narrative": plan.narrative, "opening": narrative_opening(plan.narrative, functions),
-                   "turns": turns, "feedback": feedback or []}
+        functions = [c["function"] for t in turns for c in t["calls"]]
+        context = {"narrative": plan.narrative, "turns": turns, "feedback": feedback or [],
+                   "opening": narrative_opening(plan.narrative, functions)}
         prompt = (
             "Write the user's message for every turn of this conversation with a tool-using assistant. "
             "Turns must read as one coherent story that follows the narrative, and later turns may refer back "
@@ -151,9 +148,9 @@ class Rewriter:
         )
         reply = self.backend.chat(
             [{"role": "system", "content": "You write realistic user requests."}, {"role": "user", "content": prompt}],
-            json_schema=queries_schema(len(turns)), purpose="rewrite", context=context,
+            json_schema=queries_model(len(turns)), purpose="rewrite", context=context,
         )
-        queries = fit(reply.data, turns)
+        queries = reply.parsed.queries
         return ["" if t["kind"] == "reveal" else q.strip() for t, q in zip(turns, queries)]
 
     def rewrite_each(self, plan: Plan, execution: Execution, turns: list[dict[str, Any]] | None = None) -> list[str]:
@@ -174,23 +171,10 @@ class Rewriter:
             reply = self.backend.chat(
                 [{"role": "system", "content": "You write realistic user requests."},
                  {"role": "user", "content": prompt}],
-                json_schema=TURN_SCHEMA, purpose="rewrite.turn", context={"turn": turn},
+                json_schema=TurnQuery, purpose="rewrite.turn", context={"turn": turn},
             )
-            query = (reply.data or {}).get("query") if isinstance(reply.data, dict) else None
-            if not isinstance(query, str):
-                raise RewriteError(f"turn {turn['turn']}: the rewrite gave no query string")
-            out.append(query.strip())
+            out.append(reply.parsed.query.strip())
         return out
-
-
-def fit(data: Any, turns: list[dict[str, Any]]) -> list[str]:
-    """The answer's queries, one per turn, or `RewriteError`."""
-    queries = data.get("queries") if isinstance(data, dict) else None
-    if not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):
-        raise RewriteError("the rewrite gave no list of query strings")
-    if len(queries) != len(turns):
-        raise RewriteError(f"rewrite returned {len(queries)} queries for {len(turns)} turns")
-    return queries
 
 
 def with_queries(task: Task, queries: list[str]) -> list[list[dict[str, str]]]:

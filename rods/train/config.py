@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from rods.config import Section
 from rods.engine.config import EngineConfig
 from rods.envs.seeds import DataSettings
 from rods.llm.weights import EMBEDDED
 from rods.rollout.settings import RolloutSettings
-
+from rods.synth.settings import SynthConfig
 
 
 class ModelSettings(Section):
@@ -143,24 +143,25 @@ class SynthesisSettings(Section):
         description="How an ensemble picks the backbone of each variant: round_robin, or acceptance (probability "
         "proportional to (accepted+1)/(tried+2), measured as synthesis runs).",
     )
-    options: dict[str, Any] = Field(
-        default_factory=dict,
-        description="Pipeline options for rods.synth (ablations: rewrite, narrative, feedback repair, ...).",
+    options: SynthConfig = Field(
+        default_factory=SynthConfig,
+        description="Pipeline options for rods.synth (ablations: rewrite, narrative, feedback_repair, ...); "
+        "its routing always equals synthesis.routing.",
     )
     workers: int = Field(1, ge=1, description="Seed batches synthesized concurrently.")
 
-    @field_validator("options")
-    @classmethod
-    def _pipeline_fields(cls, value: dict[str, Any]) -> dict[str, Any]:
-        import dataclasses
-
-        from rods.synth.pipeline import SynthConfig
-
-        known = {f.name for f in dataclasses.fields(SynthConfig)}
-        unknown = sorted(set(value) - known)
-        if unknown:
-            raise ValueError(f"unknown synthesis option(s) {unknown}; known: {sorted(known)}")
-        return value
+    @model_validator(mode="after")
+    def _one_routing(self) -> SynthesisSettings:
+        """`routing` and `options.routing` are one knob: either may be given, not two different values."""
+        given = self.options.model_fields_set
+        if "routing" in given and "routing" in self.model_fields_set and self.options.routing != self.routing:
+            raise ValueError(f"routing {self.routing!r} and options.routing {self.options.routing!r} disagree; "
+                             "give one of them")
+        if "routing" in given and "routing" not in self.model_fields_set:
+            self.routing = self.options.routing
+        elif self.options.routing != self.routing:
+            self.options = self.options.model_copy(update={"routing": self.routing})
+        return self
     kind: Literal["thread", "process"] = Field("thread", description="Run synthesis in threads or processes.")
     wait_at_epoch_end: bool = Field(
         False,

@@ -29,8 +29,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rods.tasks import Task
 from rods.envs.seeds import load_seeds
+from rods.tasks import Task
 from rods.train.config import SynthesisSettings, TrainConfig
 from rods.train.load import dump_config
 
@@ -66,13 +66,13 @@ def make_synthesizer(settings: SynthesisSettings) -> Callable[[list[Task]], list
     With `settings.backends` it is an ensemble spreading variants across them by `settings.routing`.
     """
     from rods.llm import make_backend
-    from rods.synth.pipeline import Pipeline, SynthConfig
+    from rods.synth.pipeline import Pipeline
 
     specs = [(b.backend, b.backend_args) for b in settings.backends] or [(settings.backend, settings.backend_args)]
     if any(name is None for name, _ in specs):
         raise ValueError("synthesis.backend is required (template, openai or local)")
     backends = [make_backend(name, **args) for name, args in specs]
-    return Pipeline(backends, SynthConfig(**{"routing": settings.routing, **settings.options}))
+    return Pipeline(backends, settings.options)
 
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
@@ -84,7 +84,6 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
 def _restore_engine_snapshot(checkpoint: Path, run_dir: Path) -> None:
     """Make the run's engine state the one saved with `checkpoint`."""
     from rods.engine.store import DB_FILE
-
     from rods.integrations.trl.callbacks import ENGINE_SUBDIR
 
     snapshot = checkpoint / ENGINE_SUBDIR / DB_FILE

@@ -3,8 +3,7 @@
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rods.llm.hermes import tool_call_block, tool_call_bodies, without_tool_calls
 from rods.llm.local_backend import _tool_calls

@@ -7,6 +7,7 @@ mode, schema-constrained JSON, forced tool calls), not the answers' quality.
 import json
 
 import pytest
+from pydantic import BaseModel, Field
 
 from rods.llm import make_backend
 
@@ -14,7 +15,11 @@ from servers.fixtures import MODEL_ALIAS
 
 pytestmark = pytest.mark.slow
 
-CITY = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 40}}, "required": ["city"]}
+class City(BaseModel):
+    city: str = Field(max_length=40)
+
+
+CITY = City
 CD = [{
     "type": "function",
     "function": {

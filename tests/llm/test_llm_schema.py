@@ -1,20 +1,11 @@
-"""JSON extraction and validation of untrusted model replies."""
+"""Finding JSON in untrusted model replies and checking it against reply models."""
+
+from typing import Literal
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from rods.llm.schema import JSONReplyError, extract_json, schema_of, validate
-
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "turns": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-        "mode": {"enum": ["a", "b"]},
-        "n": {"type": "integer", "minimum": 0},
-    },
-    "required": ["turns"],
-    "additionalProperties": False,
-}
 
 
 @pytest.mark.parametrize(
@@ -37,50 +28,65 @@ def test_extract_json_rejects_text_without_json(text):
         extract_json(text)
 
 
-def test_validate_accepts_a_matching_value():
-    value = {"turns": ["x", "y"], "mode": "a", "n": 3}
-    assert validate(value, SCHEMA) is value
+class Turns(BaseModel):
+    turns: list[str] = Field(min_length=1)
+    mode: Literal["a", "b"] = "a"
+    n: int = Field(default=0, ge=0)
+
+
+def test_validate_returns_the_model_instance():
+    assert validate({"turns": ["x", "y"], "mode": "b", "n": 3}, Turns) == Turns(turns=["x", "y"], mode="b", n=3)
 
 
 @pytest.mark.parametrize(
     "value, fragment",
     [
-        ({}, "missing required key 'turns'"),
-        ({"turns": []}, "at least 1"),
-        ({"turns": [1]}, "$.turns[0]: expected string"),
-        ({"turns": ["x"], "mode": "c"}, "'c' is not one of"),
-        ({"turns": ["x"], "n": -1}, "below the minimum"),
-        ({"turns": ["x"], "n": True}, "expected integer"),
-        ({"turns": ["x"], "extra": 1}, "unexpected key 'extra'"),
-        ([], "expected object"),
+        ({}, "turns: Field required"),
+        ({"turns": []}, "turns: List should have at least 1 item"),
+        ({"turns": [1]}, "turns[0]: Input should be a valid string"),
+        ({"turns": ["x"], "mode": "c"}, "mode: Input should be 'a' or 'b'"),
+        ({"turns": ["x"], "n": -1}, "n: Input should be greater than or equal to 0"),
+        # JSON types are checked strictly: no bool for an integer, no digit string for one
+        ({"turns": ["x"], "n": True}, "n: Input should be a valid integer"),
+        ({"turns": ["x"], "n": "3"}, "n: Input should be a valid integer"),
+        ([], "$: Input should be a valid dictionary"),
     ],
 )
-def test_validate_names_the_fault(value, fragment):
-    with pytest.raises(JSONReplyError, match=None) as info:
-        validate(value, SCHEMA)
+def test_validate_names_the_fault_by_its_path(value, fragment):
+    with pytest.raises(JSONReplyError) as info:
+        validate(value, Turns)
     assert fragment in str(info.value)
 
 
-class Verdict(BaseModel):
-    passed: bool
-    reason: str
+def test_nested_models_report_nested_paths():
+    class Verdict(BaseModel):
+        passed: bool
+        reason: str
 
-
-def test_validate_with_a_pydantic_model_and_refs():
-    assert validate({"passed": True, "reason": "ok"}, Verdict) == Verdict(passed=True, reason="ok")
-    with pytest.raises(JSONReplyError, match="reason"):
-        validate({"passed": True}, Verdict)
-    # A schema with $defs/$ref, as pydantic writes nested models.
     class Report(BaseModel):
         verdicts: list[Verdict]
 
-    schema = schema_of(Report)
-    assert "$defs" in schema
-    validate({"verdicts": [{"passed": False, "reason": "r"}]}, schema)
-    with pytest.raises(JSONReplyError, match=r"verdicts\[0\]"):
-        validate({"verdicts": [{"passed": "no"}]}, schema)
+    assert "$defs" in schema_of(Report)  # pydantic writes nested models as $refs; servers get that schema
+    assert validate({"verdicts": [{"passed": False, "reason": "r"}]}, Report).verdicts[0].reason == "r"
+    with pytest.raises(JSONReplyError, match=r"verdicts\[0\]\.passed: .*; verdicts\[0\]\.reason: Field required"):
+        validate({"verdicts": [{"passed": "no"}]}, Report)
 
 
-def test_schema_of_rejects_other_types():
-    with pytest.raises(TypeError, match="json_schema"):
-        schema_of("object")
+def test_at_most_five_faults_are_reported():
+    class Many(BaseModel):
+        a: int
+        b: int
+        c: int
+        d: int
+        e: int
+        f: int
+
+    with pytest.raises(JSONReplyError) as info:
+        validate({}, Many)
+    assert str(info.value).count("Field required") == 5
+
+
+@pytest.mark.parametrize("spec", ["object", {"type": "object"}, None])
+def test_schema_of_takes_only_reply_models(spec):
+    with pytest.raises(TypeError, match="json_schema must be a pydantic model"):
+        schema_of(spec)

@@ -8,6 +8,7 @@ that every round was made and accounted.
 import threading
 
 import pytest
+from pydantic import BaseModel
 
 from rods.llm import LLMError, make_backend
 from rods.llm.local_backend import _tool_calls
@@ -45,7 +46,10 @@ def test_greedy_generation_is_deterministic_and_thread_safe(llm):
 
 
 def test_json_request_runs_the_repair_loop(llm):
-    schema = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}
+    class Answer(BaseModel):
+        answer: int
+
+    schema = Answer
     messages = [{"role": "user", "content": 'What is 2+2? Reply as JSON like {"answer": 0}.'}]
     try:
         reply = llm.chat(messages, json_schema=schema, purpose="json", max_tokens=16)

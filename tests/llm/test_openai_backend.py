@@ -17,8 +17,12 @@ from rods.llm.openai_backend import OpenAIBackend
 from servers.openai_scripted import answer_in_groups_of
 
 USER = [{"role": "user", "content": "plan a task"}]
-PLAN = {"type": "object", "properties": {"calls": {"type": "array", "items": {"type": "string"}}},
-        "required": ["calls"]}
+class PlanReply(BaseModel):
+    calls: list[str]
+
+
+PLAN = PlanReply  # the reply model; PLAN_SCHEMA is what servers receive
+PLAN_SCHEMA = PlanReply.model_json_schema()
 
 
 def backend(server, **kw):
@@ -37,7 +41,8 @@ def test_valid_json_reply_is_parsed_and_accounted(scripted_openai_server):
     sent = server.requests[0]
     assert sent["model"] == "m" and sent["messages"] == USER
     assert sent["temperature"] == 0.2 and sent["max_tokens"] == 64 and sent["seed"] == 3
-    assert sent["response_format"] == {"type": "json_schema", "json_schema": {"name": "reply", "schema": PLAN}}
+    assert sent["response_format"] == {"type": "json_schema",
+                                       "json_schema": {"name": "PlanReply", "schema": PLAN_SCHEMA}}
     stats = llm.stats.purpose("plan")
     assert (stats.chats, stats.requests, stats.failures, stats.prompt_tokens, stats.completion_tokens) == (
         1,
@@ -63,7 +68,7 @@ def test_malformed_json_is_sent_back_for_repair(scripted_openai_server):
     second, third = server.requests[1]["messages"], server.requests[2]["messages"]
     assert second[:1] == USER and second[1] == {"role": "assistant", "content": "Here is the plan: {calls: [cd]"}
     assert "not valid JSON" in second[2]["content"]
-    assert "$.calls: expected array" in third[-1]["content"]
+    assert "calls: Input should be a valid list" in third[-1]["content"]
     stats = llm.stats.purpose("plan")
     assert (stats.requests, stats.repairs, stats.invalid_json, stats.failures) == (3, 2, 2, 0)
 
@@ -154,11 +159,11 @@ def test_structured_output_falls_back_when_the_server_rejects_it(scripted_openai
     assert reply.data == {"calls": ["ls()"]}
     formats = [r.get("response_format") for r in server.requests]
     assert [(f or {}).get("type") for f in formats] == ["json_schema", "json_object", "json_object", None]
-    assert formats[1]["schema"] == PLAN and "schema" not in formats[2]
+    assert formats[1]["schema"] == PLAN_SCHEMA and "schema" not in formats[2]
     assert llm.structured_level == "none"
     assert llm.stats.total.requests == 4  # the rejected requests count too
     # Without server-side structure the schema travels in the prompt instead.
-    assert json.dumps(PLAN) in server.requests[-1]["messages"][-1]["content"]
+    assert json.dumps(PLAN_SCHEMA) in server.requests[-1]["messages"][-1]["content"]
     # The level is remembered: the next call goes straight to plain text.
     llm.chat(USER, json_schema=PLAN)
     assert "response_format" not in server.requests[-1] and len(server.requests) == 5
@@ -175,7 +180,7 @@ def test_llama_cpp_style_500_on_response_format_also_falls_back(scripted_openai_
     llm = backend(server, max_retries=0)
     assert llm.chat(USER, json_schema=PLAN).data == {"calls": []}
     assert llm.structured_level == "json_object_schema"
-    assert server.requests[-1]["response_format"] == {"type": "json_object", "schema": PLAN}
+    assert server.requests[-1]["response_format"] == {"type": "json_object", "schema": PLAN_SCHEMA}
     assert llm.stats.total.retries == 0 and llm.stats.total.failures == 0
 
 

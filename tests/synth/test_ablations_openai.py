@@ -7,7 +7,8 @@ from synth.conftest import stratified
 from synth.test_pipeline_openai import good_answer
 
 from rods.llm import make_backend
-from rods.synth.pipeline import Pipeline, SynthConfig
+from rods.synth.pipeline import Pipeline
+from rods.synth.settings import SynthConfig
 
 
 def per_turn_answer(body):

@@ -9,11 +9,11 @@ from rods.llm import make_backend
 from rods.reward import score
 from rods.synth.executor import Executor, Failure
 from rods.synth.judge import structure_verdict
+from rods.synth.pipeline import Pipeline, synthesize
 from rods.synth.planner import Planner
-from rods.synth.pipeline import Pipeline, SynthConfig, synthesize
 from rods.synth.profile import profile_of, trace_task
-from rods.tasks import Task
-from rods.tasks import read_tasks, write_tasks
+from rods.synth.settings import SynthConfig
+from rods.tasks import Task, read_tasks, write_tasks
 
 
 def _replays(task):

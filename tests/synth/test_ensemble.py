@@ -2,14 +2,16 @@
 
 import json
 
+from synth.conftest import stratified
+
 from rods.cli import main
 from rods.llm import make_backend
 from rods.llm.base import ChatRequest, Completion
 from rods.llm.template import TemplateBackend
 from rods.synth.ensemble import Router, backbone_names
-from rods.synth.pipeline import Pipeline, SynthConfig
+from rods.synth.pipeline import Pipeline
+from rods.synth.settings import SynthConfig
 from rods.tasks.task_files import read_tasks, write_tasks
-from synth.conftest import stratified
 
 
 class VagueTemplate(TemplateBackend):

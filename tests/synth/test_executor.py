@@ -6,7 +6,8 @@ import pytest
 
 from rods.llm import make_backend
 from rods.synth.executor import Executor, deterministic_patch, run_plan
-from rods.synth.planner import PlannedCall, Planner
+from rods.synth.plan import PlannedCall
+from rods.synth.planner import Planner
 from rods.synth.profile import incoming_edges, produced_values, result_value, trace_task
 from rods.tasks import Task
 

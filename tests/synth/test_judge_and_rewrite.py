@@ -14,9 +14,10 @@ from rods.synth.api_graph import describe, function_docs
 from rods.synth.executor import run_plan
 from rods.synth.judge import Judge, structure_verdict
 from rods.synth.leak import asking_turns, leaks, query_leak
-from rods.synth.pipeline import Pipeline, SynthConfig
+from rods.synth.pipeline import Pipeline
 from rods.synth.planner import Planner
-from rods.synth.rewriter import RewriteError, Rewriter, fit, turn_contexts, with_queries
+from rods.synth.rewriter import Rewriter, narrative_opening, queries_model, turn_contexts, with_queries
+from rods.synth.settings import SynthConfig
 from rods.tasks import Task
 
 
@@ -51,6 +52,17 @@ def test_rewrite_writes_every_turn_at_once_anchored_to_the_narrative(seeds_by_ca
     assert template.stats.purpose("rewrite").chats == before + 1  # one call for all turns
     assert len(queries) == seed.num_turns and all(queries)
     assert queries[0].startswith(plan.narrative.split(". ")[0])
+
+
+def test_the_opening_keeps_only_narrative_sentences_that_recite_no_function():
+    from rods.synth.api_graph import describe, function_docs
+
+    recited = describe(function_docs()["mkdir"]).split(". ")[0].rstrip(".") + "."
+    narrative = f"I am tidying my project today. {recited} Then I will rest."
+    assert leaks(recited, ["mkdir"]) is not None
+    assert narrative_opening(narrative, ["mkdir"]) == "I am tidying my project today. Then I will rest."
+    assert narrative_opening(narrative, ["ls"]) == narrative  # another function's docs are not recited
+    assert narrative_opening(None, ["mkdir"]) == narrative_opening("", ["mkdir"]) == ""
 
 
 def _given_and_bound(turn):
@@ -222,12 +234,12 @@ def test_a_miscounted_rewrite_is_a_counted_rejection_never_an_internal_error(see
     assert sum(rejected.values()) == pipeline.stats.attempts["rewrite"] > 0
     assert not [r for r in pipeline.stats.rejections if r.startswith("internal_error")]
     assert backend.stats.purpose("rewrite").repairs > 0  # sent back to the model for repair first
-    # the schema pins the array to the number of turns and caps each query
+    # the schema sent is the reply model's: the array pinned to the number of turns, each query capped
+    assert backend.schemas
     for n, schema in backend.schemas:
+        assert schema == queries_model(n).model_json_schema()
         queries = schema["properties"]["queries"]
         assert queries["minItems"] == queries["maxItems"] == n and queries["items"]["maxLength"] > 0
-    with pytest.raises(RewriteError, match="6 queries for 5 turns"):
-        fit({"queries": ["q"] * 6}, [{"kind": "calls"}] * 5)
 
 
 def test_template_variants_leak_no_docs_over_40_stratified_seeds(seeds_by_category, api_graph):

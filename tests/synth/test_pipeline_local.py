@@ -6,8 +6,9 @@ Quality may be poor; the run must finish and account for every variant.
 import pytest
 
 from rods.llm import make_backend
-from rods.synth.pipeline import Pipeline, SynthConfig
+from rods.synth.pipeline import Pipeline
 from rods.synth.profile import trace_task
+from rods.synth.settings import SynthConfig
 
 pytestmark = pytest.mark.slow
 

@@ -9,8 +9,13 @@ from synth.conftest import stratified
 
 from rods.llm import make_backend
 from rods.reward import score
-from rods.synth.pipeline import Pipeline, SynthConfig
+from rods.synth.executor import ConfigPatch
+from rods.synth.judge import JudgeVerdicts
+from rods.synth.pipeline import Pipeline
+from rods.synth.planner import Narrative, SequenceChoice
 from rods.synth.profile import profile_of, trace_task
+from rods.synth.rewriter import MAX_QUERY_CHARS, queries_model
+from rods.synth.settings import SynthConfig
 
 from servers.fixtures import MODEL_ALIAS
 
@@ -88,6 +93,23 @@ def test_scripted_failures_are_counted_and_the_pipeline_keeps_going(scripted_ope
         assert {c.split("(")[0] for t in task.ground_truth for c in t} <= set(api_graph.nodes)
     by_id = {s.id: s for s in seeds}
     assert all(profile_of(t).matches(profile_of(by_id[t.provenance.parent_id])) for t in accepted)
+    # every stage's JSON schema on the wire is its reply model's, named after it
+    models = {"plan.narrative": Narrative, "plan.sequence": SequenceChoice, "judge": JudgeVerdicts,
+              "config_patch": ConfigPatch}
+    sent = {}
+    for purpose, body in zip(server.purposes, server.requests):
+        sent.setdefault(purpose, []).append(body["response_format"]["json_schema"])
+    for purpose, model in models.items():
+        assert all(f == {"name": model.__name__, "schema": model.model_json_schema()} for f in sent.get(purpose, []))
+    assert sent["plan.narrative"] and sent["plan.sequence"] and sent["judge"] and sent["rewrite"]
+    assert sent["judge"][0]["schema"]["$defs"]["CriterionVerdict"]["required"] == ["pass"]  # the alias, not `passed`
+    assert sent["plan.narrative"][0]["schema"]["properties"]["narrative"]["minLength"] == 10
+    for body in (b for p, b in zip(server.purposes, server.requests) if p == "rewrite"):
+        schema = body["response_format"]["json_schema"]["schema"]
+        n = int(re.search(r"(\d+) in all", body["messages"][-1]["content"]).group(1))
+        assert schema == queries_model(n).model_json_schema()
+        assert schema["properties"]["queries"]["minItems"] == schema["properties"]["queries"]["maxItems"] == n
+        assert schema["properties"]["queries"]["items"]["maxLength"] == MAX_QUERY_CHARS
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ from rods.llm import make_backend
 from rods.reward import score
 from rods.synth.judge import structure_verdict
 from rods.synth.novelty import novelty
-from rods.synth.pipeline import Pipeline, SynthConfig, content_hash
+from rods.synth.pipeline import Pipeline
 from rods.synth.profile import (
     call_values,
     environment_made,
@@ -21,7 +21,9 @@ from rods.synth.profile import (
     trace_task,
     value_paths,
 )
+from rods.synth.settings import SynthConfig
 from rods.synth.values import is_distinctive, leaves
+from rods.tasks import content_hash
 
 CRITERIA = {"intent", "values", "progress", "natural", "structure"}
 

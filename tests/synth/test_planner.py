@@ -9,8 +9,9 @@ from rods.llm.base import ChatRequest, Completion
 from rods.llm.template import TemplateBackend
 from rods.synth.executor import run_plan
 from rods.synth.initial_config import materialize_config
-from rods.synth.pipeline import Pipeline, SynthConfig
+from rods.synth.pipeline import Pipeline
 from rods.synth.planner import Planner, PlannerConfig
+from rods.synth.settings import SynthConfig
 
 
 class Recording(TemplateBackend):

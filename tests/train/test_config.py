@@ -143,3 +143,35 @@ def test_explained_config_is_the_resolved_tree_with_every_help_text():
 
     walk(config)
     assert "engine:\n" in text and "  capacity: 7" in text
+
+
+def test_synthesis_options_are_the_pipelines_typed_settings(tmp_path):
+    """`synthesis.options` is `SynthConfig`: bounds checked, unknown keys named with the file, one routing knob."""
+    from rods.synth.settings import SynthConfig
+
+    path = tmp_path / "typo.yaml"
+    path.write_text("synthesis:\n  backend: template\n  options:\n    rewrit: false\n")
+    with pytest.raises(ConfigError, match=r"typo.yaml: synthesis.options.rewrit: unknown key; known keys.*rewrite"):
+        load_config(path)
+    with pytest.raises(ConfigError, match=r"synthesis.options.max_attempts: Input should be greater than or equal"):
+        config_from_dict({"synthesis": {"backend": "template", "options": {"max_attempts": 0}}})
+    with pytest.raises(ConfigError, match=r"synthesis.options.augment: Input should be less than or equal to 1"):
+        config_from_dict({"synthesis": {"backend": "template", "options": {"augment": 1.5}}})
+    ablated = load_config(CONFIGS / "ablations" / "no_rewrite.yaml").synthesis.options
+    assert isinstance(ablated, SynthConfig) and ablated.rewrite is False and ablated.max_attempts == 3
+    # routing: given at either place it is the same value in both; two different values are an error
+    for synth in ({"routing": "acceptance"}, {"options": {"routing": "acceptance"}}):
+        got = config_from_dict({"synthesis": {"backend": "template", **synth}}).synthesis
+        assert got.routing == got.options.routing == "acceptance"
+        dumped = dump_config(config_from_dict({"synthesis": {"backend": "template", **synth}}))
+        again = config_from_dict(yaml_round_trip(dumped))
+        assert again.synthesis.routing == again.synthesis.options.routing == "acceptance"
+    with pytest.raises(ConfigError, match="disagree"):
+        config_from_dict({"synthesis": {"backend": "template", "routing": "round_robin",
+                                        "options": {"routing": "acceptance"}}})
+
+
+def yaml_round_trip(text: str) -> dict:
+    import yaml
+
+    return yaml.safe_load(text)

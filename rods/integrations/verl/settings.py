@@ -17,6 +17,7 @@ from pydantic import Field, model_validator
 
 from rods.config import Section, validate
 from rods.engine.config import EngineConfig
+from rods.synth.settings import SynthConfig
 
 #: Name under which the agent loop is registered with verl (`agent_name` of every row).
 AGENT_NAME = "rods_multiturn"
@@ -41,8 +42,10 @@ class VerlSynthesisSettings(Section):
     seeds_per_call: int = Field(1, ge=1, description="Seeds handed to one worker call.")
     num_cpus: float = Field(0.5, ge=0, description="CPUs Ray reserves per worker (they mostly wait on HTTP).")
     backend_kwargs: dict[str, Any] = Field(default_factory=dict, description="Further keywords for rods.llm.make_backend.")
-    pipeline_kwargs: dict[str, Any] = Field(
-        default_factory=dict, description="Keywords for the synthesis pipeline (ablation switches)."
+    pipeline_kwargs: SynthConfig = Field(
+        default_factory=SynthConfig,
+        description="The synthesis pipeline's settings (ablation switches, routing), passed to `factory` as "
+        "keywords.",
     )
     factory: str = Field(
         "rods.integrations.verl.synthesis:rods_pipeline",
@@ -71,14 +74,15 @@ class VerlSynthesisSettings(Section):
                                      "backend_kwargs": self.backend_kwargs}]
         out = []
         for i, entry in enumerate(entries):
-            where = f"backends[{i}]: " if self.backends else ""
+            where = f"backends[{i}]" if self.backends else "backend"
             unknown = sorted(set(entry) - known)
             if unknown or "backend" not in entry:
-                raise ValueError(f"{where}needs 'backend' and only {sorted(known)}, got {sorted(entry)}")
+                raise ValueError(f"{where}: needs 'backend' and only {sorted(known)}, got {sorted(entry)}")
             kwargs = dict(entry.get("backend_kwargs") or {})
             if entry["backend"] == "openai":
                 if not entry.get("base_url"):
-                    raise ValueError(f"{where}base_url is required for the openai backend (e.g. http://host:8000/v1)")
+                    key = f"rods.synthesis.{where}.base_url" if self.backends else "base_url"
+                    raise ValueError(f"{key} is required for the openai backend (e.g. http://host:8000/v1)")
                 kwargs.setdefault("base_url", entry["base_url"])
                 kwargs.setdefault("model", entry.get("model") or self.model)
                 if api_key is not None:

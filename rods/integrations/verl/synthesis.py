@@ -31,8 +31,12 @@ from rods.tasks import Task
 logger = logging.getLogger(__name__)
 
 def rods_pipeline(backend: Any, **pipeline_kwargs: Any) -> Callable[[list[Task]], list[Task]]:
-    """rods' five-stage synthesis pipeline on `backend` (or a list: an ensemble); `pipeline_kwargs` are `SynthConfig` fields."""
-    from rods.synth.pipeline import Pipeline, SynthConfig
+    """rods' five-stage synthesis pipeline on `backend` (or a list: an ensemble).
+
+    `pipeline_kwargs` are `SynthConfig` fields.
+    """
+    from rods.synth.pipeline import Pipeline
+    from rods.synth.settings import SynthConfig
 
     return Pipeline(backend, SynthConfig(**pipeline_kwargs))
 
@@ -56,7 +60,8 @@ class SynthesisActor:
         specs = self.settings.backend_specs(api_key=os.environ.get(self.settings.api_key_env, "EMPTY"))
         backends = [make_backend(name, **kwargs) for name, kwargs in specs]
         self.backend = backends[0] if len(backends) == 1 else backends  # several: an ensemble pipeline
-        self.synthesize = load_factory(self.settings.factory)(self.backend, **self.settings.pipeline_kwargs)
+        self.synthesize = load_factory(self.settings.factory)(
+            self.backend, **self.settings.pipeline_kwargs.model_dump(exclude_unset=True))
         self.batches = 0
 
     def run(self, seeds: list[Task], step: int | None = None) -> list[Task]:

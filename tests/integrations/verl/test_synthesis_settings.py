@@ -14,7 +14,7 @@ def test_one_backend_or_an_ensemble_of_them():
                                  pipeline_kwargs={"routing": "acceptance"})
     assert [(n, kw["base_url"], kw["model"]) for n, kw in ensemble.backend_specs()] == [
         ("openai", "http://a/v1", "qwen"), ("openai", "http://b/v1", "glm")]
-    with pytest.raises(ValueError, match=r"backends\[1\]: base_url is required"):
+    with pytest.raises(ValueError, match=r"rods.synthesis.backends\[1\].base_url is required"):
         VerlSynthesisSettings(backends=[{"backend": "template"}, {"backend": "openai", "model": "m"}])
     with pytest.raises(ValueError, match=r"backends\[0\]: needs 'backend'"):
         VerlSynthesisSettings(backends=[{"model": "m"}])

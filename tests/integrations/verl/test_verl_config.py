@@ -103,7 +103,7 @@ def test_ablations_change_only_what_they_name(configs):
         200,
         400,
     ]
-    from rods.synth.pipeline import SynthConfig
+    from rods.synth.settings import SynthConfig
 
     for name, switch in [
         ("no_rewrite", "rewrite"),
@@ -111,8 +111,9 @@ def test_ablations_change_only_what_they_name(configs):
         ("no_feedback_repair", "feedback_repair"),
     ]:
         kwargs = settings(name).synthesis.pipeline_kwargs
-        assert kwargs == {switch: False}
-        assert getattr(SynthConfig(**kwargs), switch) is False  # the pipeline's own switch
+        assert isinstance(kwargs, SynthConfig)  # the pipeline's own settings, typed
+        assert kwargs.model_fields_set == {switch} and getattr(kwargs, switch) is False
+        assert kwargs == SynthConfig.ablation(name)
     for name in EXPERIMENTS:
         assert configs[name].trainer.experiment_name == name.split("/")[-1]
         other = RodsVerlSettings.from_trainer_config(configs[name])

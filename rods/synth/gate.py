@@ -1,0 +1,97 @@
+"""The validation gate every accepted variant passes (docs/design.md §4.7).
+
+A variant's ground truth replays on a fresh environment without errors; it
+scores RP = 1 and binary = 1 with `rods.reward.score`; its profile Φ matches
+the seed's; it copies no distinctive value of the seed (`rods.synth.values`);
+and no other accepted task has the same content (`rods.tasks.content_hash`,
+the hash the replay pool uses too). One `Gate` is shared by the members of an
+ensemble, so duplicates are caught across backbones.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from typing import Any
+
+from rods.reward import score
+from rods.synth.profile import (
+    ComplexityProfile,
+    Trace,
+    call_values,
+    environment_made,
+    parse_ground_truth,
+    profile_of,
+    result_value,
+    trace_task,
+    value_paths,
+)
+from rods.synth.values import is_distinctive, leaves
+from rods.tasks import Task, content_hash
+
+logger = logging.getLogger(__name__)
+
+
+class Rejected(Exception):
+    """A variant left the pipeline; `reason` is the counted rejection reason."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def copied_values(seed: Task, variant: Task, produced: set[str] = frozenset()) -> list[Any]:
+    """Distinctive seed values that reappear verbatim in the variant's arguments or config.
+
+    Values are compared as JSON text; the class names of the config are not
+    values. `produced` holds (as JSON) values that come from the simulator, not
+    from the seed: what the variant's own calls returned (a shop address, a
+    computed price) and the long-context filler the simulator loads itself.
+    """
+
+    def cfg(task: Task) -> set[str]:
+        return {json.dumps(v) for value in task.initial_config.values() for v in leaves(value)}
+
+    seed_args = {json.dumps(v) for turn in parse_ground_truth(seed) for c in turn for v in call_values(c)
+                 if is_distinctive(v)}
+    seed_cfg = {json.dumps(v) for value in seed.initial_config.values() for v in leaves(value) if is_distinctive(v)}
+    var_args = {json.dumps(v) for turn in parse_ground_truth(variant) for c in turn for v in call_values(c)}
+    return sorted(((seed_args & var_args) | (seed_cfg & cfg(variant))) - set(produced))
+
+
+def returned_values(trace: Trace) -> set[str]:
+    """JSON texts of every scalar the calls of a trace returned."""
+    return {json.dumps(v) for r in trace.results for _, v in value_paths(result_value(r))}
+
+
+class Gate:
+    """Checks variants (see the module docstring); remembers the content of those it let through."""
+
+    def __init__(self, same_counts: bool = True):
+        self.same_counts = same_counts
+        self._hashes: set[str] = set()
+        self._lock = threading.Lock()
+
+    def check(self, seed: Task, task: Task, seed_profile: ComplexityProfile) -> None:
+        """Return if `task` passes; raise `Rejected` ("gate:<why>") if not."""
+        trace = trace_task(task)
+        if trace.errors:
+            raise Rejected("gate:replay_error")
+        result = score(task, [[list(turn)] if turn else [] for turn in task.ground_truth])
+        if result.progress != 1.0 or result.binary != 1:
+            raise Rejected("gate:reward_below_1")
+        if not profile_of(task, trace).matches(seed_profile, same_counts=self.same_counts):
+            raise Rejected("gate:profile_mismatch")
+        own = returned_values(trace)
+        if task.long_context:  # the simulator's long-context filler is not the seed's content
+            own |= {json.dumps(v) for v in environment_made(task)}
+        copied = copied_values(seed, task, own)
+        if copied:
+            logger.debug("variant of %s copies %s", seed.id, copied[:5])
+            raise Rejected("gate:copies_seed_values")
+        digest = content_hash(task)
+        with self._lock:
+            if digest in self._hashes:
+                raise Rejected("gate:duplicate")
+            self._hashes.add(digest)
