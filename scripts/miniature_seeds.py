@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from rods.tasks import load_split, write_tasks
 from rods.envs.slices import task_slices
+from rods.tasks import load_split, write_tasks
 
 CLASSES = ("GorillaFileSystem", "TwitterAPI", "MessageAPI", "TicketAPI", "MathAPI")
 PER_CLASS = 10
@@ -28,7 +28,9 @@ def main() -> None:
     turns: Counter[int] = Counter()
     kept = []
     for task in load_split("train"):
-        pieces = [p for p in task_slices(task) if len(p.ground_truth[0]) == 1 and set(p.involved_classes) <= set(CLASSES)]
+        pieces = [
+            p for p in task_slices(task) if len(p.ground_truth[0]) == 1 and set(p.involved_classes) <= set(CLASSES)
+        ]
         if not any(counts[p.involved_classes[0]] < PER_CLASS for p in pieces):
             continue
         kept.append(task)
@@ -37,7 +39,10 @@ def main() -> None:
         if all(counts[c] >= PER_CLASS for c in CLASSES if c != "MathAPI") and counts["MathAPI"] >= 1:
             break
     write_tasks(OUT, kept)
-    print(f"{len(kept)} tasks, {sum(counts.values())} one-call slices: {dict(counts)}; by turn {dict(sorted(turns.items()))}")
+    print(
+        f"{len(kept)} tasks, {sum(counts.values())} one-call slices: {dict(counts)}; "
+        f"by turn {dict(sorted(turns.items()))}"
+    )
 
 
 if __name__ == "__main__":

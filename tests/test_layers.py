@@ -2,7 +2,8 @@
 
 The packages of `rods`, lowest first::
 
-    tasks / llm -> envs -> reward -> rollout -> engine / eval -> synth -> integrations -> report / train -> compare -> cli
+    tasks / llm -> envs -> reward -> rollout -> engine / eval -> synth -> integrations
+    -> report / train -> compare -> cli
 
 with `rods.config` (the base class of every settings section) beneath them all.
 `rods.llm` (language-model backends, the Hermes tool-call format) needs no

@@ -21,7 +21,9 @@ from rods.tasks import CATEGORIES
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("eval", help="score a policy on BFCL multi-turn tasks", description=__doc__)
     src = p.add_argument_group("policy")
-    src.add_argument("--model", required=True, help="model folder, .gguf file or 'embedded'; with --base-url: the served name")
+    src.add_argument(
+        "--model", required=True, help="model folder, .gguf file or 'embedded'; with --base-url: the served name"
+    )
     src.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     src.add_argument("--api-key", default=None, help="endpoint key (default: $OPENAI_API_KEY or 'EMPTY')")
     src.add_argument("--concurrency", type=int, default=8, help="endpoint requests in flight")
@@ -29,7 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     src.add_argument("--max-new-tokens", type=int, default=512, help="reply length cap")
     src.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
     src.add_argument("--top-p", type=float, default=1.0)
-    src.add_argument("--tool-format", choices=("hermes", "pythonic"), default="hermes", help="how the policy writes calls")
+    src.add_argument(
+        "--tool-format", choices=("hermes", "pythonic"), default="hermes", help="how the policy writes calls"
+    )
     tools = src.add_mutually_exclusive_group()
     tools.add_argument("--tools-in-prompt", dest="tools_in_prompt", action="store_true", default=None,
                        help="describe the tools in the messages (default when the chat template has no tools)")
@@ -37,8 +41,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="pass tools to the chat template / endpoint")
     src.add_argument("--threads", type=int, default=None,
                      help="local model: torch CPU threads (1 is often faster on a busy or 2-core machine)")
-    src.add_argument("--tool-docs", choices=("full", "compact", "signatures"), default="full",
-                     help="tool descriptions: full JSON, compact signature lines, or signatures (a short prompt; tiny models)")
+    src.add_argument(
+        "--tool-docs",
+        choices=("full", "compact", "signatures"),
+        default="full",
+        help="tool descriptions: full JSON, compact signature lines, or signatures (a short prompt; tiny models)",
+    )
     data = p.add_argument_group("tasks")
     data.add_argument("--split", choices=("test", "train", "all"), default="test")
     data.add_argument("--tasks", type=Path, default=None, help="task JSONL file instead of a BFCL split")

@@ -42,6 +42,9 @@ def validate(args: argparse.Namespace) -> int:
         if result.progress != 1.0 or result.binary != 1:
             failed.append((task.id, result))
     for task_id, result in failed:
-        print(f"{task_id}: ground truth does not replay (state {result.state_pass}, exec {result.exec_pass})", file=sys.stderr)
+        print(
+            f"{task_id}: ground truth does not replay (state {result.state_pass}, exec {result.exec_pass})",
+            file=sys.stderr,
+        )
     print(f"{len(tasks) - len(failed)}/{len(tasks)} tasks replay with RP = 1", file=sys.stderr)
     return 1 if failed else 0

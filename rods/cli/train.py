@@ -19,7 +19,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--output-dir", default=None, help="run directory (default: the config's output_dir or runs/<name>)")
     p.add_argument("--resume", nargs="?", const=True, default=False, metavar="CHECKPOINT",
                    help="continue the run from its newest checkpoint (or the one given)")
-    p.add_argument("--print-config", action="store_true", help="print the resolved config, every field with its help, and exit")
+    p.add_argument(
+        "--print-config", action="store_true", help="print the resolved config, every field with its help, and exit"
+    )
     p.set_defaults(func=run)
 
 

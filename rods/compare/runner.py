@@ -88,7 +88,9 @@ def launch(run: RunSpec, heldout: Path | None, *, threads: int | None = None) ->
         env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
     attempts = run.run_dir / ATTEMPTS_FILE
     start = time.time()
-    _append(attempts, {"event": "start", "time": start, "resume": any((run.run_dir / "checkpoints").glob("checkpoint-*"))})
+    _append(
+        attempts, {"event": "start", "time": start, "resume": any((run.run_dir / "checkpoints").glob("checkpoint-*"))}
+    )
     with (run.run_dir / JOB_LOG).open("a", encoding="utf-8") as logfile:
         logfile.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(cmd)}\n")
         logfile.flush()

@@ -17,10 +17,17 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, model_validator
 
 from rods.config import Section
+from rods.tasks.model import TaskType
+
 
 #: The seed-selection types of docs/design.md §3.3 (`Task.task_type`).
-TASK_TYPES = ("basic", "miss_func", "miss_param")
-TaskType = Literal["basic", "miss_func", "miss_param"]
+def _paper_quotas() -> dict[TaskType, int]:
+    """Our split of M = 8 over the types (the paper gives no split)."""
+    return {"basic": 4, "miss_func": 2, "miss_param": 2}
+
+
+#: The task types that get a seed quota, in the default order of redistribution.
+TASK_TYPES: tuple[TaskType, ...] = ("basic", "miss_func", "miss_param")
 
 
 class EngineConfig(Section):
@@ -36,7 +43,7 @@ class EngineConfig(Section):
     min_observations: int = Field(8, ge=1, description="Rewards a task needs before it is classified at all (<= K).")
     max_seeds_per_step: int = Field(8, ge=0, description="M, the most boundary seeds selected per step.")
     quotas: dict[TaskType, Annotated[int, Field(ge=0)]] = Field(
-        default_factory=lambda: {"basic": 4, "miss_func": 2, "miss_param": 2},
+        default_factory=_paper_quotas,
         description="M_tau per type (basic covers base and long-context); their sum is at most M.",
     )
     quota_order: tuple[TaskType, ...] = Field(

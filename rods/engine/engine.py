@@ -168,7 +168,7 @@ class DataEngine:
         with self._lock:
             state = self.state
             step = state.last_step if step is None else step
-            rows, accepted, seen = [], [], set()
+            rows, accepted, seen = [], [], set[str]()
             for cand in candidates:
                 try:
                     task = cand if isinstance(cand, Task) else Task.model_validate(cand)

@@ -7,7 +7,6 @@ the pool size happens here.
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any

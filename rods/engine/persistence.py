@@ -80,7 +80,7 @@ def commit_epoch(
 
 def snapshot(state: EngineState) -> dict[str, Any]:
     """The whole live state (active and queued tasks, ledger, exclusions, meta) as the store writes it."""
-    tasks = []
+    tasks: list[dict[str, Any]] = []
     for status, source in (("active", state.pool.active), ("queued", state.pool.queue)):
         for tid, task in source.items():
             tasks.append({

@@ -176,7 +176,7 @@ class BoundarySeedSelector:
                 rng.shuffle(ids)
                 pools[task_type] = ids
             pool = pools[task_type]
-            out = []
+            out: list[str] = []
             while pool and len(out) < n:
                 out.append(pool.pop())
             return out

@@ -109,8 +109,8 @@ def turn_slice(task: Task, turn: int) -> Task | None:
         if config or cls in task.initial_config:
             initial_config[cls] = config
     provenance = task.provenance.model_copy(deep=True)
-    setattr(provenance, "slice_of", task.id)  # Provenance allows extra fields
-    setattr(provenance, "slice_turn", turn)
+    setattr(provenance, "slice_of", task.id)  # noqa: B010 - Provenance allows extra fields; typed ones do not list these
+    setattr(provenance, "slice_turn", turn)  # noqa: B010
     question = _history(task, turn) + [m.model_dump() for m in task.question[turn]]
     return Task(
         id=f"{task.id}@turn{turn}",

@@ -20,8 +20,7 @@ def _modules():
     from rods.tasks.bfcl import bfcl_package_dir
 
     bfcl_package_dir()  # a clear error when bfcl-eval is missing
-    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_checker as checker
-    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils as utils
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_checker as checker, multi_turn_utils as utils
 
     return checker, utils
 

@@ -6,10 +6,10 @@ local model, `OpenAIPolicy` for any OpenAI-compatible endpoint) and returns
 `Trajectory` records.
 """
 
-from rods.rollout.episode import DEFAULT_MAX_STEPS, PARSE_ERROR_PREFIX, Episode, EpisodeDone, EpisodeOptions
-from rods.rollout.parse import ParsedReply, parse_tool_calls
 from rods.rollout.endpoint import OpenAIPolicy, to_openai_messages
+from rods.rollout.episode import DEFAULT_MAX_STEPS, PARSE_ERROR_PREFIX, Episode, EpisodeDone, EpisodeOptions
 from rods.rollout.local import TransformersPolicy
+from rods.rollout.parse import ParsedReply, parse_tool_calls
 from rods.rollout.policy import GenerationStats, Policy, run_episodes
 from rods.rollout.trajectory import Trajectory, TurnRecord
 

@@ -230,7 +230,7 @@ class Episode:
         self._messages += self._user_turn(self._turn)
 
     def _described(self, tools: list[dict]) -> list[dict]:
-        """What the prompt lists: BFCL's own function docs for `pythonic` or bare signatures, else the OpenAI schemas."""
+        """What the prompt lists: BFCL's function docs for `pythonic` or bare signatures, else the OpenAI schemas."""
         if self.tool_format != "pythonic" and self.tool_docs != "signatures":
             return tools
         names = {t["function"]["name"] for t in tools}

@@ -126,7 +126,10 @@ def system_message(
             base = base.replace("functions in json format", "functions")
         if "{functions}" in base:
             return {"role": "system", "content": base.replace("{functions}", described)}
-        return {"role": "system", "content": base + "\n\nHere is a list of functions that you can invoke.\n" + described}
+        return {
+            "role": "system",
+            "content": base + "\n\nHere is a list of functions that you can invoke.\n" + described,
+        }
     content = system_prompt if system_prompt is not None else DEFAULT_SYSTEM_PROMPT
     if tools_in_prompt:
         content += "\n\n" + HERMES_TOOLS_BLOCK.format(functions=described)

@@ -38,7 +38,8 @@ class ModelSettings(Section):
         "hermes", description="How the policy writes tool calls: Hermes <tool_call> JSON (Qwen) or BFCL pythonic."
     )
     tools_in_prompt: bool | None = Field(
-        None, description="Write tool descriptions into the system prompt; default: when the chat template has no tools."
+        None,
+        description="Write tool descriptions into the system prompt; default: when the chat template has no tools.",
     )
     system_prompt: str | None = Field(None, description="Replaces the default agent system prompt.")
     chat_template_kwargs: dict[str, Any] = Field(
@@ -104,7 +105,9 @@ class WarmStartSettings(Section):
     batch_size: int = Field(8, ge=1, description="SFT examples per step.")
     max_examples: int | None = Field(None, ge=1, description="Use at most this many ground-truth turn examples.")
     max_length: int = Field(2048, ge=16, description="Truncate examples to this many tokens.")
-    eval_tasks: int = Field(16, ge=0, description="Seeds whose first reply measures the tool-call parse rate before/after.")
+    eval_tasks: int = Field(
+        16, ge=0, description="Seeds whose first reply measures the tool-call parse rate before/after."
+    )
 
 
 #: Synthesis backends a config may name (the names of `rods.llm.make_backend`).
@@ -180,13 +183,17 @@ class TrainConfig(Section):
     data: DataSettings = Field(default_factory=DataSettings, description="The human seed tasks.")
     rollout: RolloutSettings = Field(default_factory=RolloutSettings, description="The agent loop during training.")
     grpo: GRPOSettings = Field(default_factory=GRPOSettings, description="TRL GRPOTrainer settings.")
-    warm_start: WarmStartSettings = Field(default_factory=WarmStartSettings, description="Optional supervised warm start before GRPO.")
+    warm_start: WarmStartSettings = Field(
+        default_factory=WarmStartSettings, description="Optional supervised warm start before GRPO."
+    )
     engine: EngineConfig = Field(
         default_factory=EngineConfig,
         description="The data engine: detection, seed selection and the replay pool (paper defaults: K=16, "
         "alpha 0.20/0.85, capacity 400, ...).",
     )
-    synthesis: SynthesisSettings = Field(default_factory=SynthesisSettings, description="Asynchronous synthesis of new tasks from boundary seeds.")
+    synthesis: SynthesisSettings = Field(
+        default_factory=SynthesisSettings, description="Asynchronous synthesis of new tasks from boundary seeds."
+    )
 
     @model_validator(mode="after")
     def _check(self) -> TrainConfig:
@@ -206,7 +213,8 @@ class TrainConfig(Section):
         synth = self.synthesis
         if synth.enabled and synth.backend is None and not synth.backends:
             raise ValueError(
-                f"synthesis.backend is required when synthesis is enabled: choose one of {', '.join(get_args(BackendName))} "
+                "synthesis.backend is required when synthesis is enabled: choose one of "
+                f"{', '.join(get_args(BackendName))} "
                 "(template is the model-free offline fallback, not the paper's method), list several under "
                 "synthesis.backends, or set synthesis.enabled: false"
             )

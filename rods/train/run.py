@@ -77,7 +77,9 @@ def make_synthesizer(settings: SynthesisSettings) -> Callable[[list[Task]], list
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
     folder = run_dir / CHECKPOINTS
-    found = sorted(folder.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]) if p.name.split("-")[-1].isdigit() else -1)
+    found = sorted(
+        folder.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]) if p.name.split("-")[-1].isdigit() else -1
+    )
     return found[-1] if found else None
 
 

@@ -17,9 +17,9 @@ from rods.integrations.trl.callbacks import EngineCallback, JsonlMetricsCallback
 from rods.integrations.trl.dataset import LivePool, live_pool_dataset
 from rods.integrations.trl.rewards import EngineReward
 from rods.integrations.trl.rollout import MultiTurnRollout
-from rods.tasks import Task
 from rods.llm.weights import load_causal_lm
 from rods.rollout import EpisodeOptions
+from rods.tasks import Task
 from rods.train.config import ModelSettings, TrainConfig
 
 log = logging.getLogger(__name__)

@@ -32,7 +32,9 @@ from rods.train.trainer import make_rollout
 log = logging.getLogger(__name__)
 
 
-def warm_start(config: TrainConfig, model: Any, tokenizer: Any, seeds: list[Task], run_dir: str | Path) -> dict[str, Any]:
+def warm_start(
+    config: TrainConfig, model: Any, tokenizer: Any, seeds: list[Task], run_dir: str | Path
+) -> dict[str, Any]:
     """SFT on gold first turns of train tasks other than the run's seeds; returns and writes the report."""
     import torch
 
@@ -49,7 +51,9 @@ def warm_start(config: TrainConfig, model: Any, tokenizer: Any, seeds: list[Task
         raise ValueError("warm_start: no ground-truth turn outside the run's seeds could become an SFT example")
     held_out = seeds[: settings.eval_tasks]
     before = measure(model, rollout, held_out)
-    log.info("warm start: parse rate before %.2f on %d seeds (not trained on)", before["parse_rate"] or 0.0, len(held_out))
+    log.info(
+        "warm start: parse rate before %.2f on %d seeds (not trained on)", before["parse_rate"] or 0.0, len(held_out)
+    )
     use_cpu = config.grpo.use_cpu if config.grpo.use_cpu is not None else not torch.cuda.is_available()
     sft_args = {
         "output_dir": str(Path(run_dir) / "warm_start"),

@@ -18,8 +18,8 @@ import yaml
 
 from rods.compare import run_comparison
 from rods.engine.events import read_jsonl
-from rods.tasks import load_split, write_tasks
 from rods.envs.slices import turn_slices
+from rods.tasks import load_split, write_tasks
 
 pytestmark = pytest.mark.slow
 

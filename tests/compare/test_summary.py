@@ -5,8 +5,7 @@ import random
 import statistics
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from rods.compare.arms import load_arms, plan_runs
 from rods.compare.summary import ZONES, read_run, spread, summarize_comparison

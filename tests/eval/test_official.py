@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from rods.eval import safe_official_verdict, rescore_file, safe_decoded, write_decoded
+from rods.eval import rescore_file, safe_decoded, safe_official_verdict, write_decoded
 from rods.rollout import Episode, EpisodeOptions
 
 

@@ -224,8 +224,11 @@ def test_signatures_prompt_lists_available_tools_only_and_reveals_the_rest_bare(
         listed = appended[-1]["content"].removesuffix(REVEAL_MESSAGE).strip().splitlines()
         assert sorted(line.split("(")[0] for line in listed) == sorted(hidden)
         assert all(re.fullmatch(r"\w+\(.*\)", line) for line in listed), listed
-    doc = {"name": "mv", "description": "Move a file. Then more.",
-           "parameters": {"properties": {"source": {"type": "string"}, "n": {"type": "integer"}}, "required": ["source"]}}
+    doc = {
+        "name": "mv",
+        "description": "Move a file. Then more.",
+        "parameters": {"properties": {"source": {"type": "string"}, "n": {"type": "integer"}}, "required": ["source"]},
+    }
     assert signature(doc, describe=False) == "mv(source: string, n: integer = ...)"
     assert signature({"type": "function", "function": doc}) == "mv(source: string, n: integer = ...) - Move a file."
 

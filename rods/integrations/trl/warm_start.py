@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import logging
-from pathlib import Path
 from typing import Any
 
 from rods.envs.calls import CallParseError, parse_calls
@@ -77,7 +76,9 @@ def measure(model: Any, rollout: MultiTurnRollout, tasks: list[Task]) -> dict[st
         "tasks": len(tasks),
         "parse_rate": sum(parsed) / len(parsed),
         "mean_progress": sum(result["progress"]) / len(tasks),
-        "example_reply": probe.last_trajectories[0].turns[0].replies[0][:300] if probe.last_trajectories[0].turns[0].replies else "",
+        "example_reply": probe.last_trajectories[0].turns[0].replies[0][:300]
+        if probe.last_trajectories[0].turns[0].replies
+        else "",
     }
 
 

@@ -46,7 +46,8 @@ def task_from_extra_info(extra_info: Any) -> Task:
     """The task a row carries in ``extra_info['task']`` (JSON text)."""
     if not isinstance(extra_info, dict) or "task" not in extra_info:
         raise ValueError(
-            f"row extra_info has no 'task' (got keys {sorted(extra_info) if isinstance(extra_info, dict) else extra_info!r}); "
+            "row extra_info has no 'task' (got keys "
+            f"{sorted(extra_info) if isinstance(extra_info, dict) else extra_info!r}); "
             "rows for the rods agent loop come from rods.integrations.verl.dataset.RodsTaskDataset"
         )
     return Task.model_validate_json(extra_info["task"])

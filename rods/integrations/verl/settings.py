@@ -41,7 +41,9 @@ class VerlSynthesisSettings(Section):
     api_key_env: str = Field("OPENAI_API_KEY", description="Environment variable holding the key (vLLM accepts any).")
     seeds_per_call: int = Field(1, ge=1, description="Seeds handed to one worker call.")
     num_cpus: float = Field(0.5, ge=0, description="CPUs Ray reserves per worker (they mostly wait on HTTP).")
-    backend_kwargs: dict[str, Any] = Field(default_factory=dict, description="Further keywords for rods.llm.make_backend.")
+    backend_kwargs: dict[str, Any] = Field(
+        default_factory=dict, description="Further keywords for rods.llm.make_backend."
+    )
     pipeline_kwargs: SynthConfig = Field(
         default_factory=SynthConfig,
         description="The synthesis pipeline's settings (ablation switches, routing), passed to `factory` as "

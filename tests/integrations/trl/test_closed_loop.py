@@ -15,10 +15,10 @@ import pytest
 
 from rods.engine import DataEngine
 from rods.engine.events import read_jsonl
+from rods.envs.slices import turn_slices
 from rods.tasks import load_split, write_tasks
 from rods.train import config_from_dict
 from rods.train.run import train
-from rods.envs.slices import turn_slices
 
 pytestmark = pytest.mark.slow
 

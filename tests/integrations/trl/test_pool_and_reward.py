@@ -5,10 +5,10 @@ from types import SimpleNamespace
 import pytest
 
 from rods.engine import DataEngine, EngineConfig
+from rods.envs.slices import turn_slices
 from rods.integrations.trl.dataset import LivePool, live_pool_dataset
 from rods.integrations.trl.rewards import EngineReward, groups
 from rods.tasks import load_split
-from rods.envs.slices import turn_slices
 
 
 @pytest.fixture(scope="module")

@@ -3,11 +3,11 @@
 import pytest
 
 from rods.envs import ToolEnvironment
+from rods.envs.slices import turn_slices
 from rods.integrations.trl.rollout import MultiTurnRollout, TokenEpisode
 from rods.integrations.trl.warm_start import hermes_calls
-from rods.tasks import load_split
 from rods.rollout.settings import RolloutSettings
-from rods.envs.slices import turn_slices
+from rods.tasks import load_split
 
 
 @pytest.fixture(scope="module")

@@ -2,12 +2,12 @@
 
 import json
 
+from rods.envs.slices import turn_slices
 from rods.integrations.trl.rollout import MultiTurnRollout
 from rods.integrations.trl.warm_start import hermes_calls, sft_examples
 from rods.rollout import parse_tool_calls
-from rods.tasks import load_split
 from rods.rollout.settings import RolloutSettings
-from rods.envs.slices import turn_slices
+from rods.tasks import load_split
 
 
 def test_hermes_calls_round_trip_through_the_parser():

@@ -132,7 +132,9 @@ def test_mismatched_settings_are_named():
     with pytest.raises(ValueError, match="dataloader_num_workers"):  # as verl builds it: data section only
         RodsTaskDataset(cfg.data.train_files, None, cfg.data)
     cfg = load("paper_qwen3_4b", ["+rods.engine.alpha_plus=2.0"])
-    with pytest.raises(ValueError, match=r"verl config: rods.engine.alpha_plus: Input should be less than or equal to 1"):
+    with pytest.raises(
+        ValueError, match=r"verl config: rods.engine.alpha_plus: Input should be less than or equal to 1"
+    ):
         RodsVerlSettings.from_trainer_config(cfg)
     cfg = load("paper_qwen3_4b", ["+rods.rewrd=binary"])
     with pytest.raises(ValueError, match=r"verl config: rods.rewrd: unknown key; known keys here: .*reward"):

@@ -8,8 +8,8 @@ pytest.importorskip("ray", reason="ray is not installed (scripts/install_verl_cp
 
 from rods.integrations.verl.dataset import RodsTaskDataset  # noqa: E402
 from rods.integrations.verl.engine_actor import EngineService  # noqa: E402
-from rods.tasks import read_task_source  # noqa: E402
 from rods.integrations.verl.settings import RodsVerlSettings  # noqa: E402
+from rods.tasks import read_task_source  # noqa: E402
 
 from verl_variants import make_variant  # noqa: E402
 
