@@ -13,19 +13,15 @@ binary = 1, no duplicates. The last line is one JSON object:
 
 from __future__ import annotations
 
-import argparse
 import json
-import time
 
-from rods.llm import make_backend
+from synth_throughput import arguments, timed_template_run  # the sibling bench script
+
 from rods.reward import score
-from rods.synth.api_graph import default_graph
 from rods.synth.leak import query_leak
 from rods.synth.novelty import novelty
-from rods.synth.pipeline import Pipeline
-from rods.synth.settings import SynthConfig
 from rods.tasks import content_hash
-from rods.tasks.bfcl import CATEGORIES, load_split
+from rods.tasks.bfcl import CATEGORIES
 from rods.tasks.model import Task
 
 
@@ -42,22 +38,11 @@ def figures_of(seeds: list[Task], accepted: list[Task]) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-category", type=int, default=10)
-    parser.add_argument("--per-seed", type=int, default=3)
-    parser.add_argument("--workers", type=int, default=2)
+    parser = arguments(__doc__, per_category=10, per_seed=3)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-
-    train = load_split("train")
-    seeds = [t for c in CATEGORIES for t in [x for x in train if x.category == c][: args.per_category]]
-    graph = default_graph()  # learned once; not part of the timed run
-    pipeline = Pipeline(make_backend("template"),
-                        SynthConfig(per_seed=args.per_seed, workers=args.workers, seed=args.seed), graph=graph)
-    start = time.perf_counter()
-    accepted = pipeline(seeds)
-    seconds = time.perf_counter() - start
-    report = pipeline.report()
+    seeds, accepted, seconds, report = timed_template_run(
+        args.per_category, per_seed=args.per_seed, workers=args.workers, seed=args.seed)
     figures = figures_of(seeds, accepted)
 
     print(f"seeds {len(seeds)} ({args.per_category}/category) x {args.per_seed} variants: "

@@ -13,34 +13,47 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from typing import Any
 
 from rods.llm import make_backend
 from rods.synth.api_graph import default_graph
 from rods.synth.pipeline import Pipeline
 from rods.synth.settings import SynthConfig
 from rods.tasks.bfcl import CATEGORIES, load_split
+from rods.tasks.model import Task
 
 STAGE_PURPOSES = {"plan": ("plan.narrative", "plan.sequence"), "execute": ("config_patch",),
                   "rewrite": ("rewrite",), "judge": ("judge",), "augment": (), "gate": ()}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-category", type=int, default=25)
-    parser.add_argument("--per-seed", type=int, default=2)
+def arguments(doc: str, per_category: int, per_seed: int) -> argparse.ArgumentParser:
+    """The options both synthesis benches take (bench/synth_novelty.py imports this)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--per-category", type=int, default=per_category)
+    parser.add_argument("--per-seed", type=int, default=per_seed)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--augment", type=float, default=0.0)
-    args = parser.parse_args()
+    return parser
 
+
+def timed_template_run(per_category: int, **synth: Any) -> tuple[list[Task], list[Task], float, dict[str, Any]]:
+    """(seeds, accepted, seconds, report): the first N train seeds of each category through the template pipeline.
+
+    The API graph is learned before the clock starts; `synth` are `SynthConfig` fields.
+    """
     train = load_split("train")
-    seeds = [t for c in CATEGORIES for t in [x for x in train if x.category == c][: args.per_category]]
-    graph = default_graph()  # learned once; not part of the timed run
-    pipeline = Pipeline(make_backend("template"),
-                        SynthConfig(per_seed=args.per_seed, workers=args.workers, augment=args.augment), graph=graph)
+    seeds = [t for c in CATEGORIES for t in [x for x in train if x.category == c][:per_category]]
+    pipeline = Pipeline(make_backend("template"), SynthConfig(**synth), graph=default_graph())
     start = time.perf_counter()
     accepted = pipeline(seeds)
-    seconds = time.perf_counter() - start
-    report = pipeline.report()
+    return seeds, accepted, time.perf_counter() - start, pipeline.report()
+
+
+def main() -> None:
+    parser = arguments(__doc__, per_category=25, per_seed=2)
+    parser.add_argument("--augment", type=float, default=0.0)
+    args = parser.parse_args()
+    seeds, accepted, seconds, report = timed_template_run(
+        args.per_category, per_seed=args.per_seed, workers=args.workers, augment=args.augment)
     n = max(1, len(accepted))
 
     print(f"seeds {len(seeds)} ({args.per_category}/category), variants {report['variants']}, "
