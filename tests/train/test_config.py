@@ -9,7 +9,9 @@ from rods.train import ConfigError, TrainConfig, config_from_dict, dump_config, 
 from rods.train.load import apply_overrides, explain_config
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-EXPERIMENTS = sorted(CONFIGS.glob("*.yaml")) + sorted((CONFIGS / "ablations").glob("*.yaml"))
+EXPERIMENTS = sorted(CONFIGS.glob("*.yaml")) + sorted((CONFIGS / "ablations").glob("*.yaml")) + sorted(
+    p for p in (CONFIGS / "compare").glob("*.yaml") if p.name != "base.yaml"
+)
 
 
 def test_paper_defaults():
