@@ -104,7 +104,10 @@ class WarmStartSettings(Section):
     learning_rate: float = Field(5e-5, gt=0.0, description="SFT learning rate.")
     batch_size: int = Field(8, ge=1, description="SFT examples per step.")
     max_examples: int | None = Field(None, ge=1, description="Use at most this many ground-truth turn examples.")
-    max_length: int = Field(2048, ge=16, description="Truncate examples to this many tokens.")
+    max_length: int = Field(
+        2048, ge=16, description="Examples longer than this many tokens are left out (truncating would cut off the "
+        "gold reply); this also bounds the warm start's memory."
+    )
     eval_tasks: int = Field(
         16, ge=0, description="Seeds whose first reply measures the tool-call parse rate before/after."
     )

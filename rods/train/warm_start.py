@@ -45,6 +45,12 @@ def warm_start(
     seed_ids = {t.id for t in seeds}
     pool = load_seeds(config.data.model_copy(update={"seeds": "train", "max_slices": None}))
     examples = sft_examples([t for t in pool if t.id not in seed_ids], rollout)
+    # A mid-episode slice carries its history: drop what does not fit rather than cut off its gold reply.
+    fits = [e for e in examples if len(tokenizer(e["prompt"] + e["completion"]).input_ids) <= settings.max_length]
+    if len(fits) < len(examples):
+        log.info("warm start: %d of %d examples are longer than max_length=%d tokens and are left out",
+                 len(examples) - len(fits), len(examples), settings.max_length)
+    examples = fits
     if settings.max_examples:
         examples = examples[: settings.max_examples]
     if not examples:
