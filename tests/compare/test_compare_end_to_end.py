@@ -36,7 +36,7 @@ def arms(tmp_path_factory, tiny_model_dir):
         "model": {"name_or_path": str(tiny_model_dir)},
         "data": {"seeds": str(folder / "seeds.jsonl")},
         "rollout": {"max_steps_per_turn": 1, "max_reply_tokens": 4, "max_completion_tokens": 512,
-                    "tool_description": "signatures"},
+                    "tool_docs": "signatures"},
         "grpo": {"num_generations": 2, "tasks_per_step": 2, "steps_per_epoch": 2, "max_steps": 50,
                  "save_steps": 2, "learning_rate": 1e-3},
         "engine": {"K": 2, "min_observations": 2, "burn_in_rollouts": 2, "max_seeds_per_step": 2,
