@@ -38,15 +38,11 @@ def evaluate_policy(model: Any, tokenizer: Any, config: TrainConfig, tasks: list
     """Greedy rollouts of `model` on `tasks` as `config`'s training renders them; writes and returns the report."""
     from rods.eval import EvalReport
     from rods.eval.evaluate import summarize
-    from rods.integrations.trl.rollout import MultiTurnRollout
+    from rods.train.trainer import make_rollout
 
     by_id = {t.id: t for t in tasks}
-    settings = config.rollout.model_copy(update={"temperature": 0.0})
-    rollout = MultiTurnRollout(
-        by_id.__getitem__, tokenizer, settings, tool_format=config.model.tool_format,
-        tools_in_prompt=config.model.tools_in_prompt, system_prompt=config.model.system_prompt,
-        chat_template_kwargs=config.model.chat_template_kwargs,
-    )
+    greedy = config.model_copy(update={"rollout": config.rollout.model_copy(update={"temperature": 0.0})})
+    rollout = make_rollout(greedy, by_id.__getitem__, tokenizer)
     start = time.perf_counter()
     was_training = model.training
     model.eval()

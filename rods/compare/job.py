@@ -28,10 +28,10 @@ log = logging.getLogger(__name__)
 
 def run_job(run_dir: str | Path, heldout: str | Path | None = None) -> dict:
     """Train (or resume) the run in `run_dir`, evaluate it on `heldout`, write and return its done marker."""
-    from rods.integrations.trl.trainer import load_policy
     from rods.tasks import read_tasks
     from rods.train.load import load_config
     from rods.train.run import latest_checkpoint, train
+    from rods.train.trainer import load_policy
 
     start = time.time()
     run_dir = Path(run_dir)
