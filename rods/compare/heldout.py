@@ -63,7 +63,7 @@ def evaluate_policy(model: Any, tokenizer: Any, config: TrainConfig, tasks: list
         overall_accuracy=sum(c.accuracy for c in categories.values()) / len(categories),
         overall_progress=sum(c.progress for c in categories.values()) / len(categories),
         seconds=time.perf_counter() - start,
-        settings={"decoding": "greedy", "rollout": settings.model_dump(mode="json"),
+        settings={"decoding": "greedy", "rollout": greedy.rollout.model_dump(mode="json"),
                   "tool_format": config.model.tool_format},
     )
     out = Path(out_dir)
