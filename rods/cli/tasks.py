@@ -1,4 +1,4 @@
-"""`rods tasks`: export BFCL splits as task files, and validate task files by replay."""
+"""`rods tasks`: export BFCL splits (or tau2-bench's domains) as task files, and validate task files by replay."""
 
 from __future__ import annotations
 
@@ -6,13 +6,23 @@ import argparse
 import sys
 from pathlib import Path
 
+#: `rods tasks export` sources beside BFCL.
+TAU2_SOURCES = ("tau2:airline", "tau2:retail")
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("tasks", help="export and validate task files", description=__doc__)
     sub = p.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
 
-    exp = sub.add_parser("export", help="write a BFCL split as a JSONL task file")
-    exp.add_argument("--split", choices=("train", "test", "all"), default="train")
+    exp = sub.add_parser("export", help="write a BFCL split (or a tau2-bench domain's tasks) as a JSONL task file")
+    exp.add_argument(
+        "source",
+        nargs="?",
+        default="bfcl",
+        choices=("bfcl", *TAU2_SOURCES),
+        help="where the tasks come from (default bfcl); tau2:DOMAIN converts tau2-bench's tasks to seeds",
+    )
+    exp.add_argument("--split", choices=("train", "test", "all"), default="train", help="the source's own split")
     exp.add_argument("--out", type=Path, required=True, help="output JSONL file")
     exp.set_defaults(func=export)
 
@@ -24,9 +34,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def export(args: argparse.Namespace) -> int:
     from rods.tasks import load_split, write_tasks
 
+    if args.source in TAU2_SOURCES:
+        return export_tau2(args)
     tasks = load_split(args.split)
     count = write_tasks(args.out, tasks)
     print(f"wrote {count} tasks ({args.split}) to {args.out}", file=sys.stderr)
+    return 0
+
+
+def export_tau2(args: argparse.Namespace) -> int:
+    """tau2-bench's tasks of one domain as seeds; the tasks that cannot be one are named with the reason."""
+    from rods.envs.tau2_tasks import convert
+    from rods.tasks import write_tasks
+
+    domain = args.source.split(":", 1)[1]
+    result = convert(domain, args.split)
+    for task_id, reason in result.skipped.items():
+        print(f"tau2 {domain} task {task_id} left out: {reason}", file=sys.stderr)
+    count = write_tasks(args.out, result.tasks)
+    print(f"wrote {count} tau2 {domain} seeds ({args.split}) to {args.out}", file=sys.stderr)
     return 0
 
 

@@ -1,0 +1,132 @@
+"""Environments side by side: seeds, replay, template synthesis and reward cost per environment.
+
+For each environment (BFCL's train split, tau2-bench's airline and retail seeds):
+
+* seeds: the seed tasks measured (all tau2 seeds; `--bfcl-seeds` of BFCL's train split, spread over categories);
+* replay_ok: seeds whose ground truth, replayed on a fresh environment, scores RP = 1 and the binary verdict 1;
+* synth_seeds_ok: seeds from which the template pipeline (`rods synth --llm template`) accepts at least one
+  variant (`--per-seed` attempts each);
+* variants: accepted variants;
+* profile_match: the share of accepted variants whose complexity profile, recomputed here from the variant
+  executed on its own environment, matches its seed's;
+* reward_ms_per_traj: CPU milliseconds to score one trajectory, over K trajectories per seed (a replay plus
+  perturbed ones, as `bench/reward_speed.py` makes them), the ground-truth cache cleared per seed.
+
+Prints a table, then as its last line one JSON object:
+`{"<env>": {"seeds", "replay_ok", "synth_seeds_ok", "variants", "profile_match", "reward_ms_per_traj"}, ...}`.
+
+    python bench/envs.py [--bfcl-seeds 40] [--per-seed 2] [--k 8] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from rods.llm import make_backend
+from rods.reward import clear_ground_truth_cache, score
+from rods.reward.perturb import KINDS, perturb, replay
+from rods.synth.pipeline import Pipeline
+from rods.synth.profile import profile_of
+from rods.synth.settings import SynthConfig
+from rods.tasks import CATEGORIES, Task, load_split, read_tasks
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def bfcl_seeds(n: int) -> list[Task]:
+    train = load_split("train")
+    per = max(1, n // len(CATEGORIES))
+    return [t for c in CATEGORIES for t in [x for x in train if x.category == c][:per]]
+
+
+def tau2_seeds(domain: str) -> list[Task]:
+    """The committed seed files (train and test) of a tau2 domain."""
+    folder = EXAMPLES / f"tau2_{domain}"
+    return [t for f in sorted(folder.glob("*.jsonl")) for t in read_tasks(f)]
+
+
+def replays(task: Task) -> bool:
+    result = score(task, replay(task))
+    return result.progress == 1.0 and result.binary == 1
+
+
+def trajectories(task: Task, k: int) -> list:
+    """K trajectories: the ground truth's replay, then perturbations cycling through the kinds."""
+    out, seed = [replay(task)], 0
+    kinds = [kind for kind in KINDS if kind not in ("replay", "truncated")]
+    while len(out) < k and seed < 10 * k:
+        steps = perturb(task, kinds[seed % len(kinds)], seed)
+        seed += 1
+        if steps is not None:
+            out.append(steps)
+    return out
+
+
+def cpu_ms(fn: Callable[[], object]) -> float:
+    start = time.process_time()
+    fn()
+    return 1000 * (time.process_time() - start)
+
+
+def measure(name: str, seeds: list[Task], per_seed: int, k: int, workers: int) -> dict:
+    replay_ok = sum(replays(t) for t in seeds)
+
+    ms, count = 0.0, 0
+    for task in seeds:
+        clear_ground_truth_cache()
+        trajs = trajectories(task, k)
+        ms += cpu_ms(lambda task=task, trajs=trajs: [score(task, steps) for steps in trajs])
+        count += len(trajs)
+
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=per_seed, workers=workers))
+    start = time.perf_counter()
+    accepted = pipeline(seeds)
+    seconds = time.perf_counter() - start
+    by_id = {t.id: t for t in seeds}
+    matched = 0
+    for variant in accepted:
+        parent = by_id.get(variant.provenance.parent_id or "")
+        matched += parent is not None and profile_of(variant).matches(profile_of(parent))
+    report = pipeline.report()
+    rejections = ", ".join(f"{k} {v}" for k, v in sorted(report["rejections"].items(), key=lambda kv: -kv[1])[:4])
+    print(f"  {name}: synthesis {seconds:.0f}s; top rejections: {rejections or 'none'}")
+    return {
+        "seeds": len(seeds),
+        "replay_ok": replay_ok,
+        "synth_seeds_ok": len({t.provenance.parent_id for t in accepted}),
+        "variants": len(accepted),
+        "profile_match": round(matched / len(accepted), 4) if accepted else None,
+        "reward_ms_per_traj": round(ms / max(1, count), 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bfcl-seeds", type=int, default=40, help="BFCL train seeds, spread over the categories")
+    parser.add_argument("--per-seed", type=int, default=2, help="template synthesis attempts per seed")
+    parser.add_argument("--k", type=int, default=8, help="trajectories per seed for the reward timing")
+    parser.add_argument("--limit", type=int, default=None, help="at most this many seeds per environment")
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+
+    envs = {"bfcl": bfcl_seeds(args.bfcl_seeds), "tau2_airline": tau2_seeds("airline"),
+            "tau2_retail": tau2_seeds("retail")}
+    figures = {}
+    for name, seeds in envs.items():
+        figures[name] = measure(name, seeds[: args.limit], args.per_seed, args.k, args.workers)
+
+    print(f"{'environment':<14}{'seeds':>7}{'replay ok':>11}{'synth ok':>10}{'variants':>10}"
+          f"{'profile':>9}{'reward ms/traj':>16}")
+    for name, f in figures.items():
+        profile = "-" if f["profile_match"] is None else f"{f['profile_match']:.0%}"
+        print(f"{name:<14}{f['seeds']:>7}{f['replay_ok']:>11}{f['synth_seeds_ok']:>10}{f['variants']:>10}"
+              f"{profile:>9}{f['reward_ms_per_traj']:>16.1f}")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
