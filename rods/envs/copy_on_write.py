@@ -1,4 +1,4 @@
-"""Copy-on-write databases: rollouts share one loaded database and copy only what they change (docs/design.md §6.3).
+"""Copy-on-write databases: rollouts share one loaded database and copy only what they change (docs/design.md §2.7).
 
 A tau2 database is a pydantic model whose fields are tables (dicts of id ->
 model); airline's holds tens of thousands of objects, so a deep copy per

@@ -1,4 +1,4 @@
-"""tau2-bench's airline and retail domains as Python environments (docs/design.md §6.3).
+"""tau2-bench's airline and retail domains as Python environments (docs/design.md §2.7).
 
 `Tau2AirlineEnv` and `Tau2RetailEnv` are plain classes in the shape of
 `rods.envs.python`: each public method is one of the domain's tools, built

@@ -1,4 +1,4 @@
-"""tau2-bench's airline and retail tasks as rods seed tasks (docs/design.md §6.3).
+"""tau2-bench's airline and retail tasks as rods seed tasks (docs/design.md §2.7).
 
 A tau2 task is a scenario for a simulated customer plus the gold actions an
 agent should take. rods has no user simulator, so a seed gets
