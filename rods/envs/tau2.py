@@ -73,7 +73,7 @@ _PACKAGED: dict[str, DB] = {}
 
 def _packaged(db_class: type[DB], path: str) -> DB:
     if path not in _PACKAGED:
-        log.info("loading tau2 database %s", path)
+        log.debug("loading tau2 database %s", path)
         with open(path, encoding="utf-8") as f:
             _PACKAGED[path] = db_class.model_validate_json(f.read())
     return _PACKAGED[path]

@@ -132,7 +132,7 @@ def seed_task(domain: Domain, task: Any) -> Task:
         initial_config={environment: config},
         involved_classes=[environment],
         ground_truth=[[format_call(ToolCall(a.name, dict(a.arguments))) for a in actions]],
-        provenance=Provenance(origin="seed", narrative=purpose, source=f"tau2:{domain}/{task.id}"),
+        provenance=Provenance(origin="seed", source=f"tau2:{domain}/{task.id}", purpose=purpose),
     )
 
 
