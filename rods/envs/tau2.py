@@ -28,6 +28,7 @@ import functools
 import inspect
 import logging
 import operator
+import threading
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -69,14 +70,16 @@ TOOL_EFFECTS: dict[ToolType, Effect] = {
 
 #: Each packaged database, by path: loaded once per process, shared by every instance, never modified.
 _PACKAGED: dict[str, DB] = {}
+_LOADING = threading.Lock()  # one load per process, even when rollouts start in several threads at once
 
 
 def _packaged(db_class: type[DB], path: str) -> DB:
-    if path not in _PACKAGED:
-        log.debug("loading tau2 database %s", path)
-        with open(path, encoding="utf-8") as f:
-            _PACKAGED[path] = db_class.model_validate_json(f.read())
-    return _PACKAGED[path]
+    with _LOADING:
+        if path not in _PACKAGED:
+            log.debug("loading tau2 database %s", path)
+            with open(path, encoding="utf-8") as f:
+                _PACKAGED[path] = db_class.model_validate_json(f.read())
+        return _PACKAGED[path]
 
 
 class Tau2Domain:
