@@ -124,7 +124,7 @@ def seed_task(domain: Domain, task: Any) -> Task:
             config["db"] = data.agent_data
     environment = ENVIRONMENTS[domain]
     purpose = task.description.purpose if task.description is not None else None
-    return Task(  # type: ignore[call-arg]  # `environment` arrives with the core (issue 11 part 1)
+    return Task(
         id=f"tau2_{domain}_{task.id}",
         category="base",
         environment=environment,

@@ -1,0 +1,97 @@
+"""tau2-bench's tasks as seeds: gold actions as ground truth, the committed files in sync, every seed replays."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from rods.cli import main
+from rods.envs.calls import parse_calls
+from rods.envs.tau2 import ENVIRONMENTS
+from rods.envs.tau2_tasks import convert, first_person, tau2_tasks
+from rods.reward import score
+from rods.reward.perturb import replay
+from rods.tasks import read_tasks, write_tasks
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+#: tau2's task counts, and those with no gold action by the assistant (left out).
+COUNTS = {"airline": (50, 7), "retail": (114, 2)}
+
+
+@pytest.fixture(scope="module", params=["airline", "retail"])
+def conversion(request):
+    return convert(request.param, "all")
+
+
+def test_every_task_is_a_seed_or_left_out_with_a_reason(conversion):
+    total, without_actions = COUNTS[conversion.domain]
+    assert len(conversion.tasks) + len(conversion.skipped) == total
+    assert len(conversion.skipped) == without_actions
+    assert all("no gold action" in reason for reason in conversion.skipped.values())
+
+
+def test_ground_truth_is_the_assistants_gold_actions_in_order(conversion):
+    originals = {f"tau2_{conversion.domain}_{t.id}": t for t in tau2_tasks(conversion.domain)}
+    for task in conversion.tasks:
+        gold = [a for a in originals[task.id].evaluation_criteria.actions if a.requestor == "assistant"]
+        calls = [call for text in task.ground_truth[0] for call in parse_calls(text)]
+        assert [(c.name, c.arguments) for c in calls] == [(a.name, a.arguments) for a in gold]
+        assert task.environment == ENVIRONMENTS[conversion.domain]
+        assert task.involved_classes == [task.environment]
+        assert len(task.question) == 1 and task.question[0][0].role == "user"
+        assert task.provenance.origin == "seed"
+
+
+def test_seeds_round_trip_through_a_task_file(conversion, tmp_path):
+    path = tmp_path / "seeds.jsonl"
+    write_tasks(path, conversion.tasks)
+    assert read_tasks(path) == conversion.tasks
+
+
+@pytest.mark.parametrize("domain", ["airline", "retail"])
+def test_committed_seed_files_are_a_fresh_export_of_tau2s_splits(domain):
+    for split in ("train", "test"):
+        committed = read_tasks(EXAMPLES / f"tau2_{domain}" / f"{split}.jsonl")
+        assert committed == convert(domain, split).tasks, f"re-export examples/tau2_{domain}/{split}.jsonl"
+
+
+def test_every_seed_replays_with_rp_1(conversion):
+    failed = []
+    for task in conversion.tasks:
+        result = score(task, replay(task))
+        if result.progress != 1.0 or result.binary != 1:
+            failed.append(task.id)
+    assert failed == []
+
+
+def test_export_command_writes_the_split_and_names_what_it_left_out(tmp_path, capsys):
+    out = tmp_path / "retail_test.jsonl"
+    assert main(["tasks", "export", "tau2:retail", "--split", "test", "--out", str(out)]) == 0
+    assert read_tasks(out) == convert("retail", "test").tasks
+    err = capsys.readouterr().err
+    assert f"wrote {len(read_tasks(out))} tau2 retail seeds (test)" in err
+    assert main(["tasks", "validate", str(out)]) == 0
+
+
+@pytest.mark.parametrize(
+    ("brief", "voice"),
+    [
+        ("You are Emma Kim.\nYour user id is emma_kim_9957.", "I am Emma Kim.\nMy user id is emma_kim_9957."),
+        ("If the agent tells you it is not possible, say you were told otherwise.",
+         "If the agent tells me it is not possible, say I was told otherwise."),
+        ("You want to cancel. You're sure the agent can help you.",
+         "I want to cancel. I'm sure the agent can help me."),
+        ("It is yours, not theirs; admit it if the agent corrects you.",
+         "It is mine, not theirs; admit it if the agent corrects me."),
+    ],
+)
+def test_the_brief_is_put_in_the_customers_voice(brief, voice):
+    assert first_person(brief) == voice
+
+
+def test_no_second_person_is_left_in_any_seed(conversion):
+    for task in conversion.tasks:
+        text = task.question[0][0].content
+        assert not re.search(r"\byou(r|rs|rself)?\b", text, re.IGNORECASE), task.id
