@@ -1,7 +1,8 @@
 """Scoring a policy on BFCL V3 multi-turn tasks, as BFCL computes it.
 
-Per category: accuracy (the binary reward: every checked turn passes) and
-mean progress reward RP; overall: the unweighted mean of the categories
+Per category (per environment for tasks beyond BFCL, e.g. tau2-bench's
+domains, docs/design.md §2.7): accuracy (the binary reward: every checked
+turn passes) and mean progress reward RP; overall: the unweighted mean of the categories
 evaluated (BFCL's multi-turn overall). Eval rollouts use BFCL's step-cap rule
 (`on_step_cap="force_quit"`: the 20-step cap ends the entry, which fails).
 
@@ -16,7 +17,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from pydantic import BaseModel, Field
 from rods.eval.official import Agreement, rescore_file, write_decoded
 from rods.rollout import EpisodeOptions, Policy, Trajectory, run_episodes
 from rods.tasks import CATEGORIES, Task
+from rods.tasks.model import BFCL_ENVIRONMENT
 
 log = logging.getLogger(__name__)
 
@@ -87,11 +89,19 @@ def stratified_subset(tasks: Sequence[Task], limit: int, seed: int = 0) -> list[
     return [t for t in tasks if t.id in wanted]
 
 
-def summarize(trajectories: Sequence[Trajectory]) -> dict[str, CategoryScore]:
-    """Per-category accuracy, mean RP and reply statistics."""
+def group_of(task: Task) -> str:
+    """The row a task counts in: its BFCL category, or its environment's class name (tau2's domains, ...)."""
+    if task.environment == BFCL_ENVIRONMENT:
+        return task.category
+    name = task.environment.rpartition(":")[2]
+    return name if task.category == "base" else f"{name} {task.category}"
+
+
+def summarize(trajectories: Sequence[Trajectory], groups: Mapping[str, str] | None = None) -> dict[str, CategoryScore]:
+    """Per-category accuracy, mean RP and reply statistics (`groups`: task id -> row, default the category)."""
     by_category: dict[str, list[Trajectory]] = {}
     for traj in trajectories:
-        by_category.setdefault(traj.category, []).append(traj)
+        by_category.setdefault((groups or {}).get(traj.task_id, traj.category), []).append(traj)
     out = {}
     for category in [c for c in CATEGORIES if c in by_category] + sorted(set(by_category) - set(CATEGORIES)):
         trajs = by_category[category]
@@ -129,7 +139,9 @@ def evaluate(
     options = options.for_policy(getattr(policy, "native_tools", True))
     trajectories = run_episodes(tasks, policy, k=k, options=options, progress=progress)
     seconds = time.perf_counter() - start
-    categories = summarize(trajectories)
+    categories = summarize(trajectories, {t.id: group_of(t) for t in tasks})
+    # BFCL's checker knows only BFCL's classes: other environments' rollouts have rods' verdict alone.
+    official_check = official_check and any(t.environment == BFCL_ENVIRONMENT for t in tasks)
     report = EvalReport(
         model=model,
         split=split,

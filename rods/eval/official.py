@@ -30,6 +30,7 @@ from rods.envs.calls import CallParseError, parse_calls
 from rods.rollout.trajectory import Trajectory
 from rods.tasks import Task
 from rods.tasks.jsonlines import write_lines
+from rods.tasks.model import BFCL_ENVIRONMENT
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +141,8 @@ def rescore_file(path: str | Path, tasks: Iterable[Task]) -> Agreement:
             task = by_id.get(line.get("id"))
             if task is None:
                 raise ValueError(f"{path}, line {lineno}: unknown task id {line.get('id')!r}")
+            if task.environment != BFCL_ENVIRONMENT:  # BFCL's checker knows only its own classes
+                continue
             verdict = safe_official_verdict(task, line["multi_turn_model_result_list_decoded"])
             ours = bool(line["rods_binary"])
             agreement.total += 1
