@@ -30,8 +30,9 @@ import logging
 import operator
 import threading
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
+from rods.envs.calls import ast_parse
 from rods.envs.copy_on_write import delta, rebuild, writing
 from rods.envs.protocol import Effect
 from rods.envs.python import tool
@@ -170,8 +171,8 @@ def arithmetic(expression: str) -> float:
     if len(expression) > 1000:
         raise ValueError("expression too long")
     try:
-        tree = ast.parse(expression.strip(), mode="eval")
-    except SyntaxError:
+        tree = cast(ast.Expression, ast_parse(expression.strip(), mode="eval"))
+    except (SyntaxError, RecursionError, MemoryError):
         raise ValueError(f"Invalid expression: {expression!r}") from None
 
     def value(node: ast.AST) -> float:
@@ -187,6 +188,8 @@ def arithmetic(expression: str) -> float:
         return value(tree.body)
     except ZeroDivisionError:
         raise ValueError("division by zero") from None
+    except (OverflowError, RecursionError):
+        raise ValueError(f"expression out of range: {expression!r}") from None
 
 
 def _safe_calculate(toolkit: type[ToolKitBase]) -> Callable[..., str]:
