@@ -95,3 +95,28 @@ def test_no_second_person_is_left_in_any_seed(conversion):
     for task in conversion.tasks:
         text = task.question[0][0].content
         assert not re.search(r"\byou(r|rs|rself)?\b", text, re.IGNORECASE), task.id
+
+
+def test_a_tasks_initial_state_becomes_the_seeds_database_update_and_the_rest_is_refused():
+    from tau2.data_model.tasks import EnvFunctionCall, InitializationData, InitialState
+
+    from rods.envs import ToolEnvironment
+    from rods.envs.tau2_tasks import seed_task
+
+    original = next(t for t in tau2_tasks("retail") if t.id == "1")
+    user_id = "yusuf_rossi_9620"
+    update = {"users": {user_id: {"email": "yusuf@example.com"}}}
+    with_state = original.model_copy(update={
+        "initial_state": InitialState(initialization_data=InitializationData(agent_data=update))
+    })
+    seed = seed_task("retail", with_state)
+    assert seed.initial_config == {seed.environment: {"db": update}}
+    env = ToolEnvironment(seed)
+    assert '"yusuf@example.com"' in env.call("get_user_details", {"user_id": user_id})
+    assert score(seed, replay(seed)).binary == 1
+
+    scripted = original.model_copy(update={"initial_state": InitialState(initialization_actions=[
+        EnvFunctionCall(env_type="assistant", func_name="get_user_details", arguments={"user_id": user_id})
+    ])})
+    with pytest.raises(ValueError, match="initialization actions"):
+        seed_task("retail", scripted)
