@@ -1,0 +1,25 @@
+"""MCP servers as environments: one server process and one state copy per rollout (docs/design.md §2.4).
+
+`manifest` (YAML: how to start the server, what rods fills in, how to read the
+state) -> `client` (the one adapter over the `mcp` SDK; sync calls on an event-
+loop thread, timeouts) -> `pool` (warm servers, none left behind) -> `state`
+(the snapshot kinds) -> `environment` (`MCPEnvironment`, the protocol).
+Needs the `mcp` extra (`pip install 'rods[mcp]'`).
+"""
+
+from rods.envs.mcp.environment import MCPEnvironment, shared_pool, tool_effect, tool_spec
+from rods.envs.mcp.manifest import Manifest, ServerSpec, StateSpec, load_manifest
+from rods.envs.mcp.pool import ServerPool, shutdown_all
+
+__all__ = [
+    "MCPEnvironment",
+    "Manifest",
+    "ServerPool",
+    "ServerSpec",
+    "StateSpec",
+    "load_manifest",
+    "shared_pool",
+    "shutdown_all",
+    "tool_effect",
+    "tool_spec",
+]
