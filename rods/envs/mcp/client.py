@@ -39,7 +39,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult, Tool
 
-from rods.envs.mcp.manifest import Manifest, fill_workdir, import_object
+from rods.envs.mcp.manifest import PYTHON, Manifest, fill_workdir, import_object
 
 logger = logging.getLogger(__name__)
 
@@ -124,12 +124,15 @@ class ServerConnection:
     def _stdio_parameters(self) -> StdioServerParameters:
         spec = self.manifest.server
         assert spec.command is not None
-        args = [str(os.getpid()), spec.command, *fill_workdir(spec.args, self.workdir)]
+        env = fill_workdir(spec.env, self.workdir)
+        command = spec.command
+        if command == PYTHON:  # this interpreter, importing what the trainer imports
+            command = sys.executable
+            if "PYTHONPATH" in os.environ:
+                env.setdefault("PYTHONPATH", os.environ["PYTHONPATH"])
+        args = [str(os.getpid()), command, *fill_workdir(spec.args, self.workdir)]
         return StdioServerParameters(
-            command=sys.executable,
-            args=["-I", "-c", _GUARD, *args],
-            env=fill_workdir(spec.env, self.workdir),
-            cwd=self.workdir,
+            command=sys.executable, args=["-I", "-c", _GUARD, *args], env=env, cwd=self.workdir
         )
 
     def tools(self) -> list[Tool]:

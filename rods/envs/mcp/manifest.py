@@ -31,6 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 WORKDIR = "{workdir}"
 #: The placeholder for the manifest's directory in `prepare` commands.
 MANIFEST_DIR = "{manifest_dir}"
+#: The placeholder for this interpreter (`sys.executable`) in `server.command` and `prepare`.
+PYTHON = "{python}"
 
 StateKind = Literal["dir", "git", "sqlite", "tool", "python"]
 
@@ -40,7 +42,9 @@ class ServerSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    command: str | None = Field(None, description="executable of a stdio server (PATH or absolute)")
+    command: str | None = Field(
+        None, description="executable of a stdio server (PATH or absolute; '{python}': this interpreter)"
+    )
     args: list[str] = Field(default_factory=list, description="its arguments; '{workdir}' is filled in")
     env: dict[str, str] = Field(default_factory=dict, description="fixed environment variables")
     python: str | None = Field(None, description="'module:factory' of an in-repo server, factory(workdir)")
@@ -89,7 +93,7 @@ class Manifest(BaseModel):
     prepare: list[list[str]] = Field(
         default_factory=list,
         description="commands (argv) run once per pool in the template's copy, e.g. to build a git repository; "
-        "'{manifest_dir}' is filled in",
+        "'{manifest_dir}' and '{python}' are filled in",
     )
     hidden_arguments: dict[str, Any] = Field(
         default_factory=dict, description="argument -> value rods passes on every call that takes it"

@@ -20,6 +20,7 @@ import logging
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import weakref
@@ -27,7 +28,7 @@ from collections import deque
 from pathlib import Path
 
 from rods.envs.mcp.client import LoopThread, ServerConnection
-from rods.envs.mcp.manifest import MANIFEST_DIR, Manifest, fill_workdir
+from rods.envs.mcp.manifest import MANIFEST_DIR, PYTHON, Manifest, fill_workdir
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +65,9 @@ class ServerPool:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(template)}
         env |= fill_workdir(self.manifest.server.env, template)
         for command in self.manifest.prepare:
-            argv = [arg.replace(MANIFEST_DIR, str(self.manifest.base_dir)) for arg in command]
+            argv = [
+                a.replace(MANIFEST_DIR, str(self.manifest.base_dir)).replace(PYTHON, sys.executable) for a in command
+            ]
             done = subprocess.run(argv, cwd=template, env=env, capture_output=True, text=True, timeout=120)
             if done.returncode != 0:
                 shutil.rmtree(self._root, ignore_errors=True)

@@ -111,4 +111,3 @@ def _main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     _main()
-
