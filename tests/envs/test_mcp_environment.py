@@ -21,7 +21,7 @@ from hypothesis import given, settings, strategies as st
 
 from rods.envs.mcp import MCPEnvironment, ServerPool, load_manifest
 from rods.envs.mcp.state import dir_state, git_state, sqlite_state
-from rods.envs.protocol import ERROR_PREFIX
+from rods.envs.protocol import ERROR_PREFIX, canonical_json
 
 NOTES_MANIFEST = """
 name: notes
@@ -191,9 +191,7 @@ def test_sqlite_state_does_not_depend_on_insertion_order(rows, random):
             c.close()
             states.append(sqlite_state(db))
     assert states[0] == states[1]
-    assert states[0]["t"]["rows"] == sorted(
-        (list(r) for r in rows), key=lambda r: json.dumps(r, sort_keys=True, separators=(",", ":"))
-    )
+    assert states[0]["t"]["rows"] == sorted((list(r) for r in rows), key=canonical_json)
 
 
 def test_dir_state_hashes_content_and_sees_every_change(tmp_path):
