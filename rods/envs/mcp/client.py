@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import sys
 import threading
 from collections.abc import Coroutine
@@ -126,6 +127,9 @@ class ServerConnection:
         assert spec.command is not None
         env = fill_workdir(spec.env, self.workdir)
         command = spec.command
+        beside = Path(sys.executable).parent / command  # a server installed in this venv, not on PATH
+        if shutil.which(command) is None and beside.is_file():
+            command = str(beside)
         if command == PYTHON:  # this interpreter, importing what the trainer imports
             command = sys.executable
             if "PYTHONPATH" in os.environ:
