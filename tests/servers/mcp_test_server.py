@@ -43,7 +43,12 @@ def build_server(workdir: Path | str) -> MCPServer:
     @server.tool()
     def where() -> str:
         """The server's working directory (no annotations: effect unknown)."""
-        return os.getcwd() if root == Path(".") else str(root)
+        return f"{os.getcwd()} {root}"
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def env_var(name: str) -> str:
+        """One environment variable of the server process ('' when unset)."""
+        return os.environ.get(name, "")
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     async def nap(seconds: float) -> str:

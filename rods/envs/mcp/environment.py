@@ -73,7 +73,7 @@ def result_text(result: CallToolResult) -> str:
     parts = [part.text for part in result.content if isinstance(part, TextContent)]
     other = [part.type for part in result.content if not isinstance(part, TextContent)]
     text = "\n".join(parts)
-    if not text and result.structured_content is not None:
+    if not parts and result.structured_content is not None:
         text = canonical_json(result.structured_content)
     if other:
         text = (text + "\n" if text else "") + f"[{', '.join(other)} content omitted]"
