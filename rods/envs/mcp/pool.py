@@ -100,6 +100,13 @@ class ServerPool:
         self._refill()
         return connection
 
+    def prime(self) -> None:
+        """Wait until every warm server has started (e.g. before the first training step)."""
+        with self._lock:
+            ready = list(self._ready)
+        for connection in ready:
+            connection.tools()
+
     def release(self, connection: ServerConnection) -> None:
         """Stop a rollout's server and delete its working directory."""
         connection.close()
