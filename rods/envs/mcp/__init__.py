@@ -1,4 +1,4 @@
-"""MCP servers as environments: one server process and one state copy per rollout (docs/design.md §2.4).
+"""MCP servers as environments: one server process and one state copy per rollout (docs/design.md §2.8).
 
 `manifest` (YAML: how to start the server, what rods fills in, how to read the
 state) -> `client` (the one adapter over the `mcp` SDK; sync calls on an event-

@@ -1,4 +1,4 @@
-"""The one adapter over the official `mcp` SDK (v2): start a server, list its tools, call them (docs/design.md §2.4).
+"""The one adapter over the official `mcp` SDK (v2): start a server, list its tools, call them (docs/design.md §2.8).
 
 The SDK is async; rods' environments are sync (`Environment.call`). Each pool
 owns one event-loop thread (`LoopThread`); every server session of the pool

@@ -1,4 +1,4 @@
-"""`MCPEnvironment`: an MCP server as a rods environment, one server per rollout (docs/design.md §2.4).
+"""`MCPEnvironment`: an MCP server as a rods environment, one server per rollout (docs/design.md §2.8).
 
 Tools come from the server's `list_tools`: their input schemas (without the
 hidden arguments rods fills in, such as `repo_path`) and their annotations

@@ -1,4 +1,4 @@
-"""The MCP manifest: how to start a server, what rods fills in, how to read its state (docs/design.md §2.4).
+"""The MCP manifest: how to start a server, what rods fills in, how to read its state (docs/design.md §2.8).
 
 A manifest is a YAML file beside its task files::
 

@@ -1,4 +1,4 @@
-"""Warm servers for one manifest, one per rollout, none left behind (docs/design.md §2.4).
+"""Warm servers for one manifest, one per rollout, none left behind (docs/design.md §2.8).
 
 Starting a server (a process, its imports, the MCP handshake, `list_tools`)
 takes about 0.4 s for `mcp-server-git`, longer than most tool calls. The pool

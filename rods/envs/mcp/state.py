@@ -1,4 +1,4 @@
-"""An MCP environment's state as canonical JSON, read the way its manifest says (docs/design.md §2.4).
+"""An MCP environment's state as canonical JSON, read the way its manifest says (docs/design.md §2.8).
 
 The server's own view of its state is whatever it stores; rods reads it from
 the rollout's working directory (or asks a read-only tool), so two rollouts
