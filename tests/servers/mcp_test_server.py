@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
-from mcp_types import ToolAnnotations
+from mcp.types import ToolAnnotations
 
 
 def build_server(workdir: Path | str) -> MCPServer:

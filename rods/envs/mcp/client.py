@@ -38,7 +38,7 @@ from typing import IO, Any, TypeVar
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp_types import CallToolResult, Tool
+from mcp.types import CallToolResult, Tool
 
 from rods.envs.mcp.manifest import PYTHON, Manifest, fill_workdir, import_object
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mcp_types import CallToolResult, TextContent, Tool
+from mcp.types import CallToolResult, TextContent, Tool
 
 from rods.envs.mcp.client import ServerConnection
 from rods.envs.mcp.manifest import Manifest, fill_workdir, load_manifest

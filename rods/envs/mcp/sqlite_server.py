@@ -20,7 +20,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
+from mcp.types import ToolAnnotations
 
 #: The database file inside a rollout's working directory.
 DB_FILE = "shop.db"
