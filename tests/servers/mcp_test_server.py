@@ -19,7 +19,7 @@ from mcp.types import ToolAnnotations
 
 
 def build_server(workdir: Path | str) -> MCPServer:
-    server = MCPServer("rods-test-notes")
+    server = MCPServer("rods-test-notes", log_level="WARNING")
     root = Path(workdir)
 
     def notes_file(workspace: str) -> Path:

@@ -7,6 +7,11 @@ loop thread, timeouts) -> `pool` (warm servers, none left behind) -> `state`
 Needs the `mcp` extra (`pip install 'rods[mcp]'`).
 """
 
+try:
+    import mcp  # noqa: F401 - checked first, to name the missing extra
+except ImportError as e:  # pragma: no cover - the extra is installed wherever the tests run
+    raise ImportError("rods.envs.mcp needs the MCP SDK: pip install 'rods[mcp]' (mcp>=2.3,<3)") from e
+
 from rods.envs.mcp.environment import MCPEnvironment, shared_pool, tool_effect, tool_spec
 from rods.envs.mcp.manifest import Manifest, ServerSpec, StateSpec, load_manifest
 from rods.envs.mcp.pool import ServerPool, shutdown_all

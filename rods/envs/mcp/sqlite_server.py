@@ -55,7 +55,7 @@ def build_server(workdir: Path | str, db_file: str = DB_FILE) -> MCPServer:
     def connect() -> sqlite3.Connection:
         return sqlite3.connect(db)
 
-    server = MCPServer("rods-sqlite")
+    server = MCPServer("rods-sqlite", log_level="WARNING")  # its tool errors are results, not log lines
 
     @server.tool(annotations=_READ)
     def list_tables() -> str:
