@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -32,15 +33,17 @@ from rods.envs.protocol import ERROR_PREFIX, Effect, Environment, ToolSpec, cano
 logger = logging.getLogger(__name__)
 
 _SHARED_POOLS: dict[Path, ServerPool] = {}
+_SHARED_POOLS_LOCK = threading.Lock()
 
 
 def shared_pool(manifest_path: str | Path, warm: int = 2) -> ServerPool:
     """The process-wide pool of a manifest file (one per resolved path), created on first use."""
     key = Path(manifest_path).resolve()
-    pool = _SHARED_POOLS.get(key)
-    if pool is None or pool._closed:
-        pool = _SHARED_POOLS[key] = ServerPool(load_manifest(key), warm=warm)
-    return pool
+    with _SHARED_POOLS_LOCK:  # rollouts of one step may open their environments from several threads
+        pool = _SHARED_POOLS.get(key)
+        if pool is None or pool.closed:
+            pool = _SHARED_POOLS[key] = ServerPool(load_manifest(key), warm=warm)
+        return pool
 
 
 def tool_effect(tool: Tool) -> Effect:

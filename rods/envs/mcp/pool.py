@@ -115,6 +115,10 @@ class ServerPool:
         shutil.rmtree(connection.workdir.parent, ignore_errors=True)
 
     @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
     def live(self) -> int:
         """Servers started and not yet released (warm ones included)."""
         return len(self._live)
