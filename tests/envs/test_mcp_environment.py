@@ -30,7 +30,7 @@ hidden_arguments: {workspace: "{workdir}"}
 state:
   - {kind: dir, ignore: ["*.tmp"]}
   - {kind: tool, name: notes, tool: read_notes}
-call_timeout_s: 1.0
+call_timeout_s: 30
 """
 
 
@@ -132,7 +132,13 @@ def test_k16_concurrent_rollouts_leave_16_independent_states(notes_pool):
 
 
 def test_a_hung_call_ends_with_an_error_and_only_that_rollout_stops(notes_pool):
-    hung, healthy = MCPEnvironment("n", pool=notes_pool), MCPEnvironment("n", pool=notes_pool)
+    impatient = notes_pool.manifest.model_copy(update={"call_timeout_s": 1.0})
+    with ServerPool(impatient, warm=1) as pool:
+        _hung_call(pool)
+
+
+def _hung_call(pool: ServerPool) -> None:
+    hung, healthy = MCPEnvironment("n", pool=pool), MCPEnvironment("n", pool=pool)
     try:
         hung.reset({})
         healthy.reset({})
