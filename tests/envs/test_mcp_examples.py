@@ -111,3 +111,32 @@ def test_sqlite_seeds_replay_in_memory():
 def test_seeds_replay_on_server_processes(example, key):
     with ServerPool(load_manifest(ROOT / key), warm=2) as pool:
         check_every_seed(key, pool, seeds(example))
+
+
+@pytest.mark.slow
+def test_k16_concurrent_rollouts_of_one_task_on_server_processes():
+    """16 rollouts of one seed at once, each adding its own row: 16 processes, 16 states."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    task = next(t for t in seeds("mcp_sqlite") if t["id"] == "mcp_sqlite_1")
+    with ServerPool(load_manifest(ROOT / SQLITE), warm=16) as pool:
+        pool.prime()
+        envs = [MCPEnvironment(SQLITE, pool=pool) for _ in range(16)]
+
+        def rollout(i: int) -> Any:
+            replay(envs[i], task)
+            query = f"INSERT INTO customers (id, name, city) VALUES ({10 + i}, 'rollout {i}', 'here')"
+            assert envs[i].call("write_query", {"query": query}) == '{"affected_rows": 1}'
+            return envs[i].snapshot()
+
+        try:
+            with ThreadPoolExecutor(16) as workers:
+                states = list(workers.map(rollout, range(16)))
+        finally:
+            for env in envs:
+                env.close()
+    for i, state in enumerate(states):
+        customers = _rows(state, "customers")
+        assert [10 + i, f"rollout {i}", "here"] in customers
+        assert len(customers) == 5  # the template's 3, the task's 1, its own 1: nobody else's
+        assert EXPECTED["mcp_sqlite_1"](state, None)
