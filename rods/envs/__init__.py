@@ -1,7 +1,9 @@
-"""Environments: safe, isolated, executable BFCL tool surfaces for rollouts.
+"""Environments: safe, isolated, executable tool surfaces for rollouts.
 
+`Environment` is the contract every environment keeps (`rods.envs.protocol`);
 `ToolEnvironment` runs one rollout's calls on its own instances of the BFCL API
-classes; `rods.envs.calls` parses model text into calls without `eval`;
+classes or of a user's Python class (`rods.envs.python`, `@tool`);
+`rods.envs.calls` parses model text into calls without `eval`;
 `rods.envs.schemas` turns BFCL's function docs into OpenAI tool schemas.
 """
 
@@ -15,13 +17,17 @@ from rods.envs.environment import (
     format_result,
     public_state,
 )
-from rods.envs.schemas import function_docs, function_names, task_tool_schemas, tool_schemas
+from rods.envs.protocol import Environment, ToolSpec
+from rods.envs.python import tool
+from rods.envs.schemas import function_docs, function_names, task_tool_schemas, tool_schemas, tool_specs
 
 __all__ = [
     "BLOCKED_NAMES",
     "CLASS_MODULES",
     "ERROR_PREFIX",
     "EnvTemplate",
+    "Environment",
+    "ToolSpec",
     "CallParseError",
     "ToolCall",
     "api_class",
@@ -37,5 +43,7 @@ __all__ = [
     "public_state",
     "task_tool_schemas",
     "tool_call_from_json",
+    "tool",
     "tool_schemas",
+    "tool_specs",
 ]

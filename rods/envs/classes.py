@@ -1,6 +1,10 @@
-"""The BFCL API classes: where they live, their public methods, loading and copying instances.
+"""Environment classes: where they live, their public methods, loading and copying instances.
 
-Loading mirrors BFCL (`_load_scenario(deepcopy(config), long_context=...)`,
+A class key is one of BFCL's eight API class names or the import path of a
+user's Python class (`rods.envs.python`); both load into plain instances whose
+public methods are the tools and whose public attributes are the state.
+
+Loading of BFCL classes mirrors BFCL (`_load_scenario(deepcopy(config), long_context=...)`,
 nothing for stateless classes); copying is a pickle round trip, which for these
 plain-data objects equals `copy.deepcopy` and is several times faster.
 """
@@ -18,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
+from rods.envs import python as python_env
 from rods.envs.calls import parse_calls
 from rods.tasks.bfcl import API_CLASS_FILES, bfcl_package_dir
 
@@ -28,18 +33,27 @@ CLASS_MODULES = {cls: f"{_BACKEND}.{stem}" for cls, stem in API_CLASS_FILES.item
 STATELESS_CLASSES = frozenset({"MathAPI"})
 
 
+def is_bfcl(name: str) -> bool:
+    """Whether a class key names one of BFCL's API classes (else it is a Python class's import path)."""
+    return name in CLASS_MODULES
+
+
 @cache
 def api_class(name: str) -> type:
-    """The BFCL API class of that name (imported on first use)."""
-    if name not in CLASS_MODULES:
-        raise ValueError(f"unknown API class {name!r}; expected one of {sorted(CLASS_MODULES)}")
+    """The class a key names: a BFCL API class, or a Python class by import path (imported on first use)."""
+    if not is_bfcl(name):
+        if ":" not in name:
+            raise ValueError(f"unknown API class {name!r}; expected one of {sorted(CLASS_MODULES)} or 'module:Class'")
+        return python_env.load_class(name)
     bfcl_package_dir()  # a clear error when bfcl-eval is missing
     return getattr(importlib.import_module(CLASS_MODULES[name]), name)
 
 
 @cache
 def public_methods(name: str) -> tuple[str, ...]:
-    """Names of the public methods of an API class, as BFCL maps them (bound, not `_`)."""
+    """Names of the public methods of a class, as BFCL maps them (bound, not `_`)."""
+    if not is_bfcl(name):
+        return python_env.tool_methods(api_class(name))
     instance = api_class(name)()
     return tuple(m for m, _ in inspect.getmembers(instance, predicate=inspect.ismethod) if not m.startswith("_"))
 
@@ -58,15 +72,21 @@ def method_owners(involved_classes: Iterable[str]) -> dict[str, str]:
 REPLAY_KEY = "_rods_replay"
 
 
-def load_shared(cls: str, initial_config: Mapping[str, Any], long_context: bool) -> Any:
+def load_shared(cls: str, initial_config: Mapping[str, Any], long_context: bool, seed: int | None = None) -> Any:
     """An instance loaded exactly as BFCL loads it; it may still share BFCL's module-level dicts.
 
+    A Python class loads through `rods.envs.python.load_instance` (with `seed`).
     Calls listed under `REPLAY_KEY` in the class's config then run on it, in order.
     """
-    instance = api_class(cls)()
     # BFCL deep-copies the config; a pickle round trip is the same copy for this plain data, and faster.
     config = thaw(freeze(dict(initial_config.get(cls, {}))))
     replay = config.pop(REPLAY_KEY, [])
+    if not is_bfcl(cls):
+        instance = python_env.load_instance(api_class(cls), config, seed)
+        for text in replay:
+            _replay(cls, instance, text)
+        return instance
+    instance = api_class(cls)()
     if cls in STATELESS_CLASSES:
         return instance  # nothing to load, nothing a call could change
     instance._load_scenario(config, long_context=long_context)
@@ -87,13 +107,13 @@ def _replay(cls: str, instance: Any, text: str) -> None:
             getattr(instance, call.name)(*thaw(freeze(call.args)), **thaw(freeze(call.arguments)))
 
 
-def load_instance(cls: str, initial_config: Mapping[str, Any], long_context: bool) -> Any:
+def load_instance(cls: str, initial_config: Mapping[str, Any], long_context: bool, seed: int | None = None) -> Any:
     """A fresh instance loaded from the task's config, owning all its data.
 
     Isolation: BFCL's long-context loading hangs module-level dicts (travel cards
     and bookings) into the instance; the copy at the end cuts those references.
     """
-    return thaw(freeze(load_shared(cls, initial_config, long_context)))
+    return thaw(freeze(load_shared(cls, initial_config, long_context, seed)))
 
 
 def load_frozen(cls: str, initial_config: Mapping[str, Any], long_context: bool) -> bytes:

@@ -1,4 +1,9 @@
-"""Executable tool environments: per-rollout instances of the BFCL API classes.
+"""Executable tool environments: per-rollout instances of BFCL's API classes or a user's Python class.
+
+`ToolEnvironment` is the instance-backed implementation of the environment
+protocol (`rods.envs.protocol.Environment`); a Python class (docs/design.md
+§2.2) runs through the same executor, its calls under a time limit and its
+non-text results sent as JSON (`rods.envs.python`).
 
 A `ToolEnvironment` holds this rollout's own instances of a task's involved
 classes, loaded as BFCL loads them (`_load_scenario(deepcopy(config),
@@ -36,12 +41,14 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+from rods.envs import python as python_env
 from rods.envs.calls import CallParseError, ToolCall, parse_call_text
 from rods.envs.classes import (  # noqa: F401 - CLASS_MODULES & co. re-exported for callers
     CLASS_MODULES,
     STATELESS_CLASSES,
     api_class,
     freeze,
+    is_bfcl,
     load_frozen,
     load_instance,
     load_shared,
@@ -49,6 +56,8 @@ from rods.envs.classes import (  # noqa: F401 - CLASS_MODULES & co. re-exported 
     public_methods,
     thaw,
 )
+from rods.envs.protocol import ERROR_PREFIX, Environment, ToolSpec
+from rods.envs.schemas import tool_specs
 
 if TYPE_CHECKING:
     from rods.tasks.model import Task
@@ -57,7 +66,6 @@ logger = logging.getLogger(__name__)
 
 #: Names BFCL refuses before executing anything.
 BLOCKED_NAMES = frozenset({"kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run"})
-ERROR_PREFIX = "Error during execution: "
 
 _ATOMIC = (str, int, float, bool, type(None), bytes, complex)
 
@@ -128,7 +136,7 @@ class EnvTemplate:
         return env
 
 
-class ToolEnvironment:
+class ToolEnvironment(Environment):
     """One rollout's executable tool surface: isolated instances + a safe executor.
 
     Build it from a `Task` (`ToolEnvironment(task)`) or from a raw config
@@ -160,11 +168,31 @@ class ToolEnvironment:
         self.involved_classes: list[str] = classes
         self.long_context: bool = long
         self._owners = method_owners(classes)
-        self._live: dict[str, Any] = {cls: load_instance(cls, config, long) for cls in classes}
+        self.reset(config)
+
+    # -- the environment protocol ---------------------------------------------
+
+    def tools(self) -> list[ToolSpec]:
+        """Every function of the involved classes (held-out ones too: hiding them is the prompt's job)."""
+        return tool_specs(self.involved_classes)
+
+    def reset(self, initial_config: Mapping[str, Any], seed: int | None = None) -> None:
+        """Reload every involved class from `initial_config` (a Python class gets `seed`)."""
+        self._live: dict[str, Any] = {
+            cls: load_instance(cls, initial_config, self.long_context, seed) for cls in self.involved_classes
+        }
         self._frozen: dict[str, bytes] = {}
         self._called: set[str] = set()
         #: The template this env was spawned from (None if loaded directly).
         self.template: EnvTemplate | None = None
+
+    def call(self, name: str, arguments: Mapping[str, Any]) -> str:
+        """Run `name(**arguments)`; the result text, or an `ERROR_PREFIX` message."""
+        return self.execute(ToolCall(name, dict(arguments)))
+
+    def snapshot(self) -> dict[str, Any]:
+        """Class -> public state as plain JSON data (declared volatile attributes left out)."""
+        return cast("dict[str, Any]", python_env.to_json(self.state()))
 
     @property
     def instances(self) -> dict[str, Any]:
@@ -270,6 +298,12 @@ class ToolEnvironment:
             kwargs = copy.deepcopy(kwargs)
         if owner == "MathAPI":
             return _run_isolating_precision(method, args, kwargs, formatter)
+        if not is_bfcl(owner):
+            klass = api_class(owner)
+            text = python_env.result_text(
+                python_env.call_with_time_limit(method, args, kwargs, python_env.time_limit(klass))
+            )
+            return formatter(text) if formatter is not None else text
         result = method(*args, **kwargs)
         return formatter(result) if formatter is not None else result
 
@@ -279,17 +313,14 @@ class ToolEnvironment:
         """Class -> public attributes (live values): what BFCL's state checker compares."""
         return {cls: public_state(inst) for cls, inst in self.instances.items()}
 
-    def snapshot(self) -> dict[str, dict[str, Any]]:
-        """A deep copy of `state()`, safe to keep while the environment moves on."""
-        return thaw(freeze(self.state()))
-
     def __repr__(self) -> str:
         return f"ToolEnvironment({self.involved_classes}, long_context={self.long_context})"
 
 
 def public_state(instance: Any) -> dict[str, Any]:
-    """The attributes of an instance whose names do not start with `_`."""
-    return {k: v for k, v in vars(instance).items() if not k.startswith("_")}
+    """The attributes of an instance whose names do not start with `_` (minus any it declares volatile)."""
+    skip = getattr(type(instance), python_env.VOLATILE_ATTRIBUTE, ())
+    return {k: v for k, v in vars(instance).items() if not k.startswith("_") and k not in skip}
 
 
 #: MathAPI arguments whose size sets the cost of a call: beyond these limits a

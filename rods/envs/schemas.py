@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
+from rods.envs.protocol import ToolSpec
 from rods.tasks.bfcl import API_CLASS_FILES
 
 #: API class -> its function-doc file in `data/multi_turn_func_doc/`.
@@ -43,14 +44,27 @@ def _docs() -> dict[str, tuple[dict[str, Any], ...]]:
     return out
 
 
+@cache
+def _python_docs(key: str) -> tuple[dict[str, Any], ...]:
+    """A Python environment class's tools as function docs (from its signatures and docstrings)."""
+    from rods.envs.classes import api_class
+    from rods.envs.python import tool_docs
+
+    return tuple(tool_docs(api_class(key)))
+
+
 def function_docs(classes: Iterable[str] | None = None) -> dict[str, list[dict[str, Any]]]:
-    """Class -> BFCL function docs (deep copies), for the given classes or all eight."""
+    """Class -> function docs (deep copies), for the given classes or BFCL's eight.
+
+    A BFCL class's docs are BFCL's own; a Python class's come from its methods
+    (`rods.envs.python.tool_docs`, with each tool's declared "effect").
+    """
     docs = _docs()
     wanted = list(classes) if classes is not None else list(docs)
-    unknown = [c for c in wanted if c not in docs]
+    unknown = [c for c in wanted if c not in docs and ":" not in c]
     if unknown:
-        raise ValueError(f"unknown API class(es) {unknown}; expected some of {sorted(docs)}")
-    return {c: copy.deepcopy(list(docs[c])) for c in wanted}
+        raise ValueError(f"unknown API class(es) {unknown}; expected some of {sorted(docs)} or 'module:Class'")
+    return {c: copy.deepcopy(list(docs[c] if c in docs else _python_docs(c))) for c in wanted}
 
 
 def function_names(classes: Iterable[str]) -> list[str]:
@@ -92,3 +106,20 @@ def tool_schemas(classes: Iterable[str], exclude: Iterable[str] = ()) -> list[di
 def task_tool_schemas(task: Any, turn: int = 0) -> list[dict[str, Any]]:
     """The tools a model sees at `turn` of a task: its classes' functions minus those still held out."""
     return tool_schemas(task.involved_classes, exclude=task.held_out_functions(turn))
+
+
+def tool_specs(classes: Iterable[str], exclude: Iterable[str] = ()) -> list[ToolSpec]:
+    """The tools of `classes` as protocol `ToolSpec`s (effect: declared, else "unknown")."""
+    skip = set(exclude)
+    return [
+        ToolSpec(
+            name=doc["name"],
+            description=doc.get("description", ""),
+            parameters=tool_schema(doc)["function"]["parameters"],
+            effect=doc.get("effect", "unknown"),
+            group=cls,
+        )
+        for cls, docs in function_docs(classes).items()
+        for doc in docs
+        if doc["name"] not in skip
+    ]

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from rods.tasks.bfcl import API_CLASSES
 from rods.tasks.record import is_long_context
@@ -18,6 +19,22 @@ from rods.tasks.record import is_long_context
 Category = Literal["base", "miss_func", "miss_param", "long_context"]
 TaskType = Literal["basic", "miss_func", "miss_param"]
 Origin = Literal["seed", "synthetic"]
+
+#: The environment of BFCL's eight API classes; any other environment is named by
+#: an import path `package.module:ClassName` (a Python class, docs/design.md §2.2).
+BFCL_ENVIRONMENT = "bfcl"
+IMPORT_PATH = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
+
+
+def environment_kind(environment: str) -> Literal["bfcl", "python"]:
+    """What an environment name refers to; a clear error for anything else."""
+    if environment == BFCL_ENVIRONMENT:
+        return "bfcl"
+    if IMPORT_PATH.match(environment):
+        return "python"
+    raise ValueError(
+        f"environment {environment!r} is neither {BFCL_ENVIRONMENT!r} nor an import path 'package.module:ClassName'"
+    )
 
 #: BFCL's user message at a turn that reveals held-out functions.
 REVEAL_MESSAGE = "I have updated some more functions you can choose from. What about now?"
@@ -61,6 +78,8 @@ class Task(BaseModel):
 
     id: str = Field(min_length=1)
     category: Category
+    #: Where the tools live: "bfcl" or a Python class's import path (then also the one involved class).
+    environment: str = BFCL_ENVIRONMENT
     question: list[list[Message]]
     initial_config: dict[str, dict[str, Any]] = Field(default_factory=dict)
     involved_classes: list[str] = Field(min_length=1)
@@ -71,16 +90,38 @@ class Task(BaseModel):
     path: list[str] = Field(default_factory=list)
     provenance: Provenance = Field(default_factory=Provenance)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _default_classes(cls, data: Any) -> Any:
+        """A non-BFCL task may leave out `involved_classes`: its environment is its one class."""
+        if isinstance(data, dict) and data.get("environment", BFCL_ENVIRONMENT) != BFCL_ENVIRONMENT:
+            data.setdefault("involved_classes", [data["environment"]])
+        return data
+
+    @field_validator("environment")
+    @classmethod
+    def _known_environment(cls, value: str) -> str:
+        environment_kind(value)
+        return value
+
     @field_validator("involved_classes")
     @classmethod
-    def _known_classes(cls, value: list[str]) -> list[str]:
-        unknown = [c for c in value if c not in API_CLASSES]
-        if unknown:
-            raise ValueError(f"unknown API class(es) {unknown}; expected some of {list(API_CLASSES)}")
+    def _known_classes(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        if info.data.get("environment", BFCL_ENVIRONMENT) == BFCL_ENVIRONMENT:
+            unknown = [c for c in value if c not in API_CLASSES]
+            if unknown:
+                raise ValueError(f"unknown API class(es) {unknown}; expected some of {list(API_CLASSES)}")
         return value
 
     @model_validator(mode="after")
     def _consistent(self) -> Task:
+        if self.environment != BFCL_ENVIRONMENT and self.involved_classes != [self.environment]:
+            raise ValueError(
+                f"involved_classes {self.involved_classes} must be [{self.environment!r}], the task's environment"
+            )
+        unknown_keys = sorted(set(self.initial_config) - set(self.involved_classes))
+        if unknown_keys and self.environment != BFCL_ENVIRONMENT:
+            raise ValueError(f"initial_config has key(s) {unknown_keys} that name no involved class")
         if len(self.question) != len(self.ground_truth):
             raise ValueError(
                 f"question has {len(self.question)} turns but ground_truth has {len(self.ground_truth)}"
@@ -129,7 +170,7 @@ class Task(BaseModel):
 
     def to_bfcl_entry(self) -> dict[str, Any]:
         """The entry as BFCL's checker expects it (question side)."""
-        entry = self.model_dump(exclude={"provenance", "ground_truth", "category"})
+        entry = self.model_dump(exclude={"provenance", "ground_truth", "category", "environment"})
         if not self.missed_function:
             entry.pop("missed_function")
         return entry
@@ -148,4 +189,6 @@ def content_hash(task: Task) -> str:
     it already knows, and synthesis drops duplicate variants with it.
     """
     body = task.model_dump(mode="json", include=set(CONTENT_FIELDS))
+    if task.environment != BFCL_ENVIRONMENT:  # BFCL tasks keep the hashes they always had
+        body["environment"] = task.environment
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()

@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rods.tasks.jsonlines import iter_json_objects, write_lines
-from rods.tasks.model import Task
+from rods.tasks.model import BFCL_ENVIRONMENT, Task
 
 
 class TaskFileError(ValueError):
@@ -83,8 +83,11 @@ def read_tasks(path: str | Path) -> list[Task]:
 
 
 def dump_task(task: Task) -> str:
-    """One JSONL line for a task."""
-    return json.dumps(task.model_dump(mode="json"), ensure_ascii=False)
+    """One JSONL line for a task (a BFCL task's line has no `environment`, as BFCL's entries)."""
+    body = task.model_dump(mode="json")
+    if body["environment"] == BFCL_ENVIRONMENT:
+        del body["environment"]
+    return json.dumps(body, ensure_ascii=False)
 
 
 def write_tasks(path: str | Path, tasks: Iterable[Task]) -> int:

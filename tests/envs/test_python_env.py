@@ -1,0 +1,130 @@
+"""A user's Python class as an environment (rods.envs.python, docs/design.md §2.2)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from pydantic import ValidationError
+
+from rods.envs import Environment, ToolEnvironment, tool
+from rods.envs.python import declared_effect
+from rods.reward import score
+from rods.tasks import Task
+
+NOTEBOOK = "toy_envs:Notebook"
+
+
+def notebook_task(**over) -> Task:
+    body = {
+        "id": "nb-0",
+        "category": "base",
+        "environment": NOTEBOOK,
+        "question": [[{"role": "user", "content": "Save groceries: milk, then list my notes."}],
+                     [{"role": "user", "content": "Show me the groceries note."}]],
+        "ground_truth": [["add_note(title='groceries', text='milk')", "list_notes()"],
+                         ["read_note(title='groceries')"]],
+        "initial_config": {NOTEBOOK: {"book": {"notes": {"old": "x"}}}},
+    }
+    body.update(over)
+    return Task.model_validate(body)
+
+
+def test_tools_come_from_public_methods_hints_and_docstrings():
+    env = ToolEnvironment(notebook_task())
+    assert isinstance(env, Environment)
+    specs = {s.name: s for s in env.tools()}
+    assert set(specs) == {"add_note", "list_notes", "read_note", "spin"}  # `_secret` is not a tool
+    add = specs["add_note"]
+    assert add.effect == "write" and add.group == NOTEBOOK
+    assert add.required == ["title", "text"]
+    assert add.parameters["properties"]["title"] == {"type": "string", "description": "the note's title"}
+    assert add.description == "Save a note under a title."
+    order = specs["list_notes"].parameters["properties"]["order"]
+    assert order["enum"] == ["asc", "desc"] and order["default"] == "asc"
+    assert specs["list_notes"].effect == "read" and specs["spin"].effect == "unknown"
+    assert add.openai_schema()["function"]["parameters"]["type"] == "object"
+
+
+def test_initial_config_loads_public_attributes_and_pydantic_state():
+    env = ToolEnvironment(notebook_task())
+    assert env.call("list_notes", {}) == '["old"]'
+    assert env.snapshot() == {NOTEBOOK: {"book": {"notes": {"old": "x"}}}}  # last_seen is volatile
+    with pytest.raises(ValueError, match="'pages', which is not a public attribute"):
+        ToolEnvironment(notebook_task(initial_config={NOTEBOOK: {"pages": 3}}))
+
+
+def test_reset_hook_gets_config_and_seed():
+    task = Task.model_validate({
+        "id": "c", "category": "base", "environment": "toy_envs:Counter",
+        "question": [[{"role": "user", "content": "count"}]], "ground_truth": [["increment(by=2)"]],
+        "initial_config": {"toy_envs:Counter": {"start": 5}},
+    })
+    env = ToolEnvironment(task)
+    assert env.call("increment", {"by": 2}) == "7"
+    env.reset(task.initial_config, seed=3)
+    assert env.snapshot() == {"toy_envs:Counter": {"value": 5, "seed": 3}}
+
+
+def test_failures_are_error_results_never_exceptions():
+    env = ToolEnvironment(notebook_task())
+    assert env.call("add_note", {"title": "old", "text": "y"}) == "Error during execution: a note called 'old' exists"
+    assert env.call("_secret", {}).startswith("Error during execution: name '_secret' is not defined")
+    assert env.call("add_note", {"title": "t"}).startswith("Error during execution: ")  # missing argument
+    assert env.execute("__import__('os').system('true')").startswith("Error during execution: ")
+    assert json.loads(env.call("read_note", {"title": "old"})) == {"notes": {"old": "x"}}  # pydantic result as JSON
+
+
+def test_a_tool_past_its_time_limit_is_stopped():
+    env = ToolEnvironment(notebook_task())
+    start = time.monotonic()
+    result = env.call("spin", {})
+    assert result == "Error during execution: spin ran past its time limit of 0.5 s"
+    assert time.monotonic() - start < 5
+    assert env.call("add_note", {"title": "after", "text": "ok"}) == "saved"  # the environment still works
+
+
+def test_rollouts_are_isolated():
+    task = notebook_task()
+    a, b = ToolEnvironment(task), ToolEnvironment(task)
+    a.call("add_note", {"title": "mine", "text": "a"})
+    fork = a.fork()
+    fork.call("add_note", {"title": "fork", "text": "f"})
+    assert "mine" not in b.snapshot()[NOTEBOOK]["book"]["notes"]
+    assert "fork" not in a.snapshot()[NOTEBOOK]["book"]["notes"]
+    assert task.initial_config[NOTEBOOK]["book"]["notes"] == {"old": "x"}
+
+
+def test_reward_scores_python_environments_by_state_and_results():
+    task = notebook_task()
+    gold = [[[c] for c in turn] for turn in task.ground_truth]
+    assert score(task, gold).progress == 1.0
+    wrong_text = [[["add_note(title='groceries', text='eggs')"], ["list_notes()"]], [["read_note(title='groceries')"]]]
+    result = score(task, wrong_text)
+    assert result.state_pass == [False, False] and result.progress == 0.0
+    # a read-only tool touching a volatile attribute does not change the state check
+    extra_read = [[["add_note(title='groceries', text='milk')"], ["list_notes(order='desc')"], ["list_notes()"]],
+                  [["read_note(title='groceries')"]]]
+    assert score(task, extra_read).progress == 1.0
+
+
+def test_task_names_its_environment():
+    assert notebook_task().involved_classes == [NOTEBOOK]
+    with pytest.raises(ValidationError, match="neither 'bfcl' nor an import path"):
+        notebook_task(environment="not a path", involved_classes=["x"])
+    with pytest.raises(ValidationError, match="must be \\['toy_envs:Notebook'\\]"):
+        notebook_task(involved_classes=["GorillaFileSystem"])
+    with pytest.raises(ValueError, match="cannot import module 'no_such_module'"):
+        ToolEnvironment(notebook_task(environment="no_such_module:X", involved_classes=["no_such_module:X"],
+                                      initial_config={}))
+
+
+def test_tool_decorator_checks_the_effect():
+    with pytest.raises(ValueError, match="effect must be one of"):
+        tool("delete")
+
+    @tool
+    def f() -> None: ...
+
+    assert declared_effect(f) == "unknown"
