@@ -22,6 +22,8 @@ pytest.importorskip("mcp")
 from rods.envs.calls import parse_calls
 from rods.envs.mcp import MCPEnvironment, ServerPool, ServerSpec, load_manifest
 from rods.envs.protocol import ERROR_PREFIX
+from rods.tasks import Task, read_tasks
+from rods.tasks.model import environment_kind
 
 ROOT = Path(__file__).resolve().parents[2]
 GIT = "examples/mcp_git/manifest.yaml"
@@ -94,9 +96,15 @@ def check_every_seed(key: str, pool: ServerPool, tasks: list[dict[str, Any]]) ->
             second.close()
 
 
-def test_every_seed_has_a_check_and_names_its_environment():
+def test_every_seed_has_a_check_and_is_a_valid_task():
     ids = [t["id"] for example in ("mcp_git", "mcp_sqlite") for t in seeds(example)]
     assert sorted(ids) == sorted(EXPECTED)
+    for example in ("mcp_git", "mcp_sqlite"):
+        tasks = read_tasks(ROOT / "examples" / example / "seeds.jsonl")
+        assert {environment_kind(t.environment) for t in tasks} == {"mcp"}
+        assert [t.model_dump(exclude_defaults=True) for t in tasks] == [
+            Task.model_validate(raw).model_dump(exclude_defaults=True) for raw in seeds(example)
+        ]
 
 
 def test_sqlite_seeds_replay_in_memory():
