@@ -85,7 +85,7 @@ def test_servers_run_in_their_own_directory_and_environment(manifest_path, monke
 
 def test_crashed_killed_hung_and_garbling_servers_end_only_their_own_call(manifest_path):
     manifest = load_manifest(manifest_path).model_copy(update={"call_timeout_s": 5.0})
-    with ServerPool(manifest, warm=4) as pool:
+    with ServerPool(manifest, warm=0) as pool:
         envs = [MCPEnvironment("notes", pool=pool) for _ in range(6)]
         for env in envs:
             env.reset({})
@@ -125,15 +125,15 @@ def test_crashed_killed_hung_and_garbling_servers_end_only_their_own_call(manife
 
 
 def test_no_server_outlives_pool_shutdown(manifest_path):
-    pool = ServerPool(load_manifest(manifest_path), warm=3)
-    envs = [MCPEnvironment("notes", pool=pool) for _ in range(4)]
+    pool = ServerPool(load_manifest(manifest_path), warm=2)
+    envs = [MCPEnvironment("notes", pool=pool) for _ in range(2)]
     for env in envs:
         env.reset({})
         env.call("read_notes", {})
     for connection in list(pool._ready):
         connection.tools()  # the warm ones have started too
     root = _pool_root(envs[0])
-    assert len(server_pids(root)) == 4 + 3  # in use + warm
+    assert len(server_pids(root)) == 2 + 2  # in use + warm
     pool.shutdown()
     assert server_pids(root) == []
     assert not root.exists()
@@ -142,10 +142,11 @@ def test_no_server_outlives_pool_shutdown(manifest_path):
 _CHILD = """
 import json, sys, time
 from rods.envs.mcp import MCPEnvironment, ServerPool, load_manifest
-pool = ServerPool(load_manifest(sys.argv[1]), warm=2)
+pool = ServerPool(load_manifest(sys.argv[1]), warm=1)
 env = MCPEnvironment("notes", pool=pool)
 env.reset({{}})
 env.call("add_note", {{"title": "a", "text": "b"}})
+pool.prime()
 print(json.dumps(str(env._live_connection().workdir.parents[1])), flush=True)
 {ending}
 """
@@ -165,7 +166,7 @@ def _run_child(manifest_path: Path, ending: str) -> tuple[subprocess.Popen[str],
 def test_kill_9_of_the_trainer_takes_its_servers_along(manifest_path):
     child, root = _run_child(manifest_path, "time.sleep(600)")
     try:
-        assert len(server_pids(root)) == 3  # one in use, two warm
+        assert len(server_pids(root)) == 2  # one in use, one warm
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)
         assert wait_until_gone(root) == []
