@@ -111,6 +111,10 @@ class WarmStartSettings(Section):
     eval_tasks: int = Field(
         16, ge=0, description="Seeds whose first reply measures the tool-call parse rate before/after."
     )
+    tasks: str = Field(
+        "bfcl:train", description="Where the SFT examples come from (a task file or a BFCL split), shaped like the "
+        "seeds by `data`; the run's own seeds are left out. Another environment's run names its own task file."
+    )
 
 
 #: Synthesis backends a config may name (the names of `rods.llm.make_backend`).

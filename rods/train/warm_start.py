@@ -9,7 +9,8 @@ Hermes ``<tool_call>`` blocks (`rods.integrations.trl.warm_start`). The
 tool-call parse rate and the greedy progress reward on held-out seeds are
 measured before and after and written to ``warm_start.json``.
 
-The SFT examples come from the train split shaped like the run's seeds (same
+The SFT examples come from `warm_start.tasks` (BFCL's train split unless a
+run names its own environment's task file) shaped like the run's seeds (same
 task mix) *minus the run's seeds*: GRPO then trains on tasks the warm start
 never saw, and the parse rate is measured on (the first `eval_tasks` of) those
 seeds.
@@ -43,7 +44,7 @@ def warm_start(
     by_id = {t.id: t for t in seeds}
     rollout = make_rollout(config, by_id.__getitem__, tokenizer)
     seed_ids = {t.id for t in seeds}
-    pool = load_seeds(config.data.model_copy(update={"seeds": "train", "max_slices": None}))
+    pool = load_seeds(config.data.model_copy(update={"seeds": settings.tasks, "max_slices": None}))
     examples = sft_examples([t for t in pool if t.id not in seed_ids], rollout)
     # A mid-episode slice carries its history: drop what does not fit rather than cut off its gold reply.
     fits = [e for e in examples if len(tokenizer(e["prompt"] + e["completion"]).input_ids) <= settings.max_length]
