@@ -19,7 +19,7 @@ pytest.importorskip("mcp")
 
 from hypothesis import given, settings, strategies as st
 
-from rods.envs.mcp import MCPEnvironment, ServerPool, load_manifest
+from rods.envs.mcp import MCPEnvironment, ServerError, ServerPool, load_manifest
 from rods.envs.mcp.state import dir_state, git_state, sqlite_state
 from rods.envs.protocol import ERROR_PREFIX, canonical_json
 
@@ -175,6 +175,16 @@ def test_shut_down_pool_refuses_and_removes_its_directories(tmp_path):
     assert not root.exists() and pool.live == 0
     with pytest.raises(RuntimeError, match="shut down"):
         pool.acquire()
+
+
+def test_a_server_that_cannot_start_fails_reset_naming_why(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text(NOTES_MANIFEST.replace("build_server", "broken_server"))
+    with ServerPool(load_manifest(path), warm=1) as pool:
+        env = MCPEnvironment("broken", pool=pool)
+        with pytest.raises(ServerError, match="'notes' failed to start.*no database in"):
+            env.reset({})
+        assert pool.live == 1  # the failed one released; a warm one (failing too) waits
 
 
 # -- state readers ------------------------------------------------------------------------------------------

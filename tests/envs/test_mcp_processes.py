@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from rods.envs.mcp import MCPEnvironment, ServerPool, load_manifest
+from rods.envs.mcp import MCPEnvironment, ServerError, ServerPool, load_manifest
 from rods.envs.protocol import ERROR_PREFIX
 
 pytestmark = pytest.mark.slow
@@ -80,7 +80,18 @@ def test_servers_run_in_their_own_directory_and_environment(manifest_path, monke
         assert Path(cwd) == env._live_connection().workdir
         assert env.call("env_var", {"name": "RODS_TEST_SECRET"}) == ""
         assert env.call("env_var", {"name": "GIVEN"}) == "by the manifest"
+        assert env.call("env_var", {"name": "HOME"}) == str(env._live_connection().workdir.parent)
         env.close()
+
+
+def test_a_server_that_exits_at_start_fails_reset_with_its_stderr(tmp_path):
+    path = tmp_path / "exits.yaml"
+    code = "import sys; sys.stderr.write('boom: no config file\\n'); sys.exit(2)"
+    path.write_text(f'name: exits\nserver: {{command: "{{python}}", args: [-c, "{code}"]}}\nstate: [{{kind: dir}}]\n')
+    with ServerPool(load_manifest(path), warm=0) as pool:
+        with pytest.raises(ServerError, match="(?s)'exits' failed to start.*boom: no config file"):
+            MCPEnvironment("exits", pool=pool).reset({})
+        assert pool.live == 0
 
 
 def test_crashed_killed_hung_and_garbling_servers_end_only_their_own_call(manifest_path):
@@ -141,7 +152,7 @@ def test_no_server_outlives_pool_shutdown(manifest_path):
 
 _CHILD = """
 import json, sys, time
-from rods.envs.mcp import MCPEnvironment, ServerPool, load_manifest
+from rods.envs.mcp import MCPEnvironment, ServerError, ServerPool, load_manifest
 pool = ServerPool(load_manifest(sys.argv[1]), warm=1)
 env = MCPEnvironment("notes", pool=pool)
 env.reset({{}})

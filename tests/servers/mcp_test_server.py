@@ -71,6 +71,11 @@ def build_server(workdir: Path | str) -> MCPServer:
     return server
 
 
+def broken_server(workdir: Path | str) -> MCPServer:
+    """A server that cannot start."""
+    raise RuntimeError(f"no database in {workdir}")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--dir", default=".")

@@ -12,6 +12,7 @@ try:
 except ImportError as e:  # pragma: no cover - the extra is installed wherever the tests run
     raise ImportError("rods.envs.mcp needs the MCP SDK: pip install 'rods[mcp]' (mcp>=2.3,<3)") from e
 
+from rods.envs.mcp.client import ServerError
 from rods.envs.mcp.environment import MCPEnvironment, shared_pool, tool_effect, tool_spec
 from rods.envs.mcp.manifest import Manifest, ServerSpec, StateSpec, load_manifest
 from rods.envs.mcp.pool import ServerPool, shutdown_all
@@ -19,6 +20,7 @@ from rods.envs.mcp.pool import ServerPool, shutdown_all
 __all__ = [
     "MCPEnvironment",
     "Manifest",
+    "ServerError",
     "ServerPool",
     "ServerSpec",
     "StateSpec",

@@ -59,6 +59,15 @@ class ServerError(RuntimeError):
     """A server could not start or list its tools."""
 
 
+def _stderr_tail(path: Path, lines: int = 15) -> str:
+    """The last lines the server wrote to stderr, to say why it did not start."""
+    try:
+        tail = path.read_text(errors="replace").strip().splitlines()[-lines:]
+    except OSError:
+        return ""
+    return ("; its stderr ended with:\n" + "\n".join(tail)) if tail else ""
+
+
 class LoopThread:
     """An asyncio loop on a daemon thread, for the sessions of one pool."""
 
@@ -112,7 +121,11 @@ class ServerConnection:
                 await self._stop.wait()
         except BaseException as e:  # noqa: BLE001 - a server's failure is reported, never raised here
             if not self._ready.done():
-                self._ready.set_exception(ServerError(f"MCP server {self.manifest.name!r} failed to start: {e!r}"))
+                message = f"MCP server {self.manifest.name!r} failed to start: {e!r}"
+                if errlog is not None:
+                    errlog.flush()
+                    message += _stderr_tail(Path(errlog.name))
+                self._ready.set_exception(ServerError(message))
             elif not self._closed:
                 self.broken = f"the server stopped: {e!r}"
             if isinstance(e, asyncio.CancelledError):
@@ -125,7 +138,9 @@ class ServerConnection:
     def _stdio_parameters(self) -> StdioServerParameters:
         spec = self.manifest.server
         assert spec.command is not None
-        env = fill_workdir(spec.env, self.workdir)
+        # HOME is the rollout's own slot (beside its working directory): no user configuration
+        # (~/.gitconfig and the like) reaches the server, and nothing it writes there is state.
+        env = {"HOME": str(self.workdir.parent), **fill_workdir(spec.env, self.workdir)}
         command = spec.command
         beside = Path(sys.executable).parent / command  # a server installed in this venv, not on PATH
         if shutil.which(command) is None and beside.is_file():

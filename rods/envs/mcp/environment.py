@@ -24,7 +24,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent, Tool
 
-from rods.envs.mcp.client import ServerConnection
+from rods.envs.mcp.client import ServerConnection, ServerError
 from rods.envs.mcp.manifest import Manifest, fill_workdir, load_manifest
 from rods.envs.mcp.pool import ServerPool
 from rods.envs.mcp.state import read_state
@@ -104,7 +104,12 @@ class MCPEnvironment(Environment):
         return [tool_spec(t, self.manifest) for t in self._tools().values()]
 
     def reset(self, initial_config: Mapping[str, Any], seed: int | None = None) -> None:
-        """A fresh server on a fresh copy of the template, then the configuration's setup calls."""
+        """A fresh server on a fresh copy of the template, then the configuration's setup calls.
+
+        Waits for the server to start (at once from a warm pool); raises `ServerError` if it
+        cannot, with the end of its stderr: a server that never starts is a broken manifest,
+        not a rollout's mistake.
+        """
         config = dict(initial_config.get(self.key, {}) or {})
         unknown = set(config) - {"calls"}
         if unknown:
@@ -112,6 +117,11 @@ class MCPEnvironment(Environment):
         self._release()
         self._config, self._seed = config, seed
         self._connection = self.pool.acquire()
+        try:
+            self._connection.tools()  # a server that cannot start fails here, naming why
+        except ServerError:
+            self._release()
+            raise
         self.calls = []
         for i, setup in enumerate(config.get("calls", [])):
             result = self._run(setup["name"], dict(setup.get("arguments", {})))
