@@ -247,3 +247,21 @@ def test_git_state_leaves_out_commit_ids_and_dates(tmp_path):
     assert one["branches"]["main"]["messages"] == ["first"]
     (tmp_path / "two" / "f").write_text("changed")
     assert git_state(tmp_path / "two")["status"] == [" M f"]
+
+
+# -- results as text ------------------------------------------------------------------------------------------
+
+
+def test_result_text_joins_text_marks_other_content_and_prefixes_errors():
+    from mcp.types import CallToolResult, ImageContent, TextContent
+
+    from rods.envs.mcp.environment import result_text
+
+    two = CallToolResult(content=[TextContent(type="text", text="a"), TextContent(type="text", text="b")])
+    assert result_text(two) == "a\nb"
+    image = ImageContent(type="image", data="AAAA", mime_type="image/png")
+    assert result_text(CallToolResult(content=[image])) == "[image content omitted]"
+    structured = CallToolResult(content=[], structured_content={"b": 1, "a": [2]})
+    assert result_text(structured) == '{"a":[2],"b":1}'
+    failed = CallToolResult(content=[TextContent(type="text", text="no such file")], is_error=True)
+    assert result_text(failed) == ERROR_PREFIX + "no such file"
