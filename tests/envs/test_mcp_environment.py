@@ -94,6 +94,8 @@ def test_reset_starts_from_the_template_and_runs_setup_calls(notes):
         notes.reset({"notes.yaml": {"files": {}}})
     with pytest.raises(ValueError, match="setup call 0"):
         notes.reset({"notes.yaml": {"calls": [{"name": "add_note", "arguments": {}}]}})
+    with pytest.raises(ValueError, match="setup call 0 needs a 'name'"):
+        notes.reset({"notes.yaml": {"calls": [{"arguments": {}}]}})
 
 
 def test_fork_replays_the_calls_into_an_independent_environment(notes):

@@ -124,6 +124,8 @@ class MCPEnvironment(Environment):
             raise
         self.calls = []
         for i, setup in enumerate(config.get("calls", [])):
+            if not isinstance(setup, Mapping) or not isinstance(setup.get("name"), str):
+                raise ValueError(f"MCP environment {self.key!r}: setup call {i} needs a 'name' (and 'arguments')")
             result = self._run(setup["name"], dict(setup.get("arguments", {})))
             if result.startswith(ERROR_PREFIX):
                 raise ValueError(f"MCP environment {self.key!r}: setup call {i} ({setup['name']}) failed: {result}")
