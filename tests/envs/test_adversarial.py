@@ -192,8 +192,12 @@ def test_fuzzed_json_calls_only_reach_public_methods(env, name, args):
 
 @pytest.mark.parametrize(
     "text",
-    ["power(base=9, exponent=100000000000)", "power(9, 10**11)", "square_root(number=2.0, precision=1000000000)",
-     "logarithm(value=10.0, base=2.0, precision=10000000)"],
+    [
+        "power(base=9, exponent=100000000000)",
+        "power(9, 10**11)",
+        "square_root(number=2.0, precision=1000000000)",
+        "logarithm(value=10.0, base=2.0, precision=10000000)",
+    ],
 )
 def test_resource_exhausting_math_fails_fast(text, monkeypatch):
     """Refused before BFCL's method runs (it would run for minutes), not merely finished in time."""

@@ -74,9 +74,11 @@ def test_long_context_travel_cards_are_isolated(bfcl_tasks):
 def test_replay_after_a_mutating_rollout_is_identical(bfcl_tasks):
     """Every task: results of a GT replay do not depend on what ran before (incl. random draws)."""
     subset = [t for t in bfcl_tasks if t.long_context][:40] + bfcl_tasks[:40]
+
     def run(task):
         env = ToolEnvironment(task)
         return [env.execute_all(turn) for turn in task.ground_truth], env.snapshot()
+
     first = [run(t) for t in subset]
     for t in subset:  # a messy rollout on every task in between
         env = ToolEnvironment(t)

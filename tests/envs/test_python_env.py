@@ -21,10 +21,14 @@ def notebook_task(**over) -> Task:
         "id": "nb-0",
         "category": "base",
         "environment": NOTEBOOK,
-        "question": [[{"role": "user", "content": "Save groceries: milk, then list my notes."}],
-                     [{"role": "user", "content": "Show me the groceries note."}]],
-        "ground_truth": [["add_note(title='groceries', text='milk')", "list_notes()"],
-                         ["read_note(title='groceries')"]],
+        "question": [
+            [{"role": "user", "content": "Save groceries: milk, then list my notes."}],
+            [{"role": "user", "content": "Show me the groceries note."}],
+        ],
+        "ground_truth": [
+            ["add_note(title='groceries', text='milk')", "list_notes()"],
+            ["read_note(title='groceries')"],
+        ],
         "initial_config": {NOTEBOOK: {"book": {"notes": {"old": "x"}}}},
     }
     body.update(over)
@@ -56,11 +60,16 @@ def test_initial_config_loads_public_attributes_and_pydantic_state():
 
 
 def test_reset_hook_gets_config_and_seed():
-    task = Task.model_validate({
-        "id": "c", "category": "base", "environment": "toy_envs:Counter",
-        "question": [[{"role": "user", "content": "count"}]], "ground_truth": [["increment(by=2)"]],
-        "initial_config": {"toy_envs:Counter": {"start": 5}},
-    })
+    task = Task.model_validate(
+        {
+            "id": "c",
+            "category": "base",
+            "environment": "toy_envs:Counter",
+            "question": [[{"role": "user", "content": "count"}]],
+            "ground_truth": [["increment(by=2)"]],
+            "initial_config": {"toy_envs:Counter": {"start": 5}},
+        }
+    )
     env = ToolEnvironment(task)
     assert env.call("increment", {"by": 2}) == "7"
     env.reset(task.initial_config, seed=3)
@@ -104,8 +113,10 @@ def test_reward_scores_python_environments_by_state_and_results():
     result = score(task, wrong_text)
     assert result.state_pass == [False, False] and result.progress == 0.0
     # a read-only tool touching a volatile attribute does not change the state check
-    extra_read = [[["add_note(title='groceries', text='milk')"], ["list_notes(order='desc')"], ["list_notes()"]],
-                  [["read_note(title='groceries')"]]]
+    extra_read = [
+        [["add_note(title='groceries', text='milk')"], ["list_notes(order='desc')"], ["list_notes()"]],
+        [["read_note(title='groceries')"]],
+    ]
     assert score(task, extra_read).progress == 1.0
 
 
@@ -116,8 +127,9 @@ def test_task_names_its_environment():
     with pytest.raises(ValidationError, match="must be \\['toy_envs:Notebook'\\]"):
         notebook_task(involved_classes=["GorillaFileSystem"])
     with pytest.raises(ValueError, match="cannot import module 'no_such_module'"):
-        ToolEnvironment(notebook_task(environment="no_such_module:X", involved_classes=["no_such_module:X"],
-                                      initial_config={}))
+        ToolEnvironment(
+            notebook_task(environment="no_such_module:X", involved_classes=["no_such_module:X"], initial_config={})
+        )
 
 
 def test_tool_decorator_checks_the_effect():
@@ -128,3 +140,39 @@ def test_tool_decorator_checks_the_effect():
     def f() -> None: ...
 
     assert declared_effect(f) == "unknown"
+
+
+SHELF = "toy_envs:Shelf"
+
+
+def shelf_task() -> Task:
+    return Task.model_validate({
+        "id": "shelf", "category": "base", "environment": SHELF,
+        "question": [[{"role": "user", "content": "Put 2 apples."}], [{"role": "user", "content": "How many pears?"}]],
+        "ground_truth": [["put(item='apple', count=2)"], ["count(item='pear')"]],
+        "initial_config": {SHELF: {"items": {"pear": 3}}},
+    })
+
+
+def test_a_protocol_only_environment_is_hosted_by_replay():
+    from toy_envs import Shelf
+
+    env = ToolEnvironment(shelf_task())
+    assert [s.name for s in env.tools()] == ["put", "count"] and env.tools()[0].effect == "write"
+    assert env.call("put", {"item": "apple", "count": 2}) == "ok"
+    starts = Shelf.starts
+    fork = env.fork()  # cannot be pickled: rebuilt by resetting a new Shelf and replaying the calls
+    assert Shelf.starts == starts + 1
+    assert fork.snapshot() == env.snapshot() == {SHELF: {"state_snapshot": {"items": {"apple": 2, "pear": 3}}}}
+    fork.call("put", {"item": "apple", "count": 1})
+    assert env.snapshot()[SHELF]["state_snapshot"]["items"]["apple"] == 2
+    assert env.call("put", {"item": "fig", "count": 0}) == "Error during execution: count must be positive"
+    assert env.execute("put('fig', 1)").startswith("Error during execution: put takes keyword arguments only")
+    env.close()
+
+
+def test_reward_scores_a_protocol_only_environment():
+    task = shelf_task()
+    assert score(task, [[[c] for c in turn] for turn in task.ground_truth]).progress == 1.0
+    result = score(task, [[["put(item='apple', count=3)"]], [["count(item='pear')"]]])
+    assert result.state_pass == [False, False] and result.progress == 0.0

@@ -16,6 +16,7 @@ def test_openai_tools_are_json_schema():
     names = [t["function"]["name"] for t in tools]
     assert "cd" not in names and "mean" in names
     allowed = {"object", "array", "string", "integer", "number", "boolean"}
+
     def walk(schema):
         if isinstance(schema, dict):
             if isinstance(schema.get("type"), str):
@@ -25,6 +26,7 @@ def test_openai_tools_are_json_schema():
         elif isinstance(schema, list):
             for v in schema:
                 walk(v)
+
     for tool in tools:
         assert tool["type"] == "function" and tool["function"]["parameters"]["type"] == "object"
         walk(tool["function"]["parameters"])
