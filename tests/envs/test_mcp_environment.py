@@ -166,6 +166,20 @@ def test_pool_hands_out_fresh_servers_and_keeps_its_warm_count(notes_pool):
     assert notes_pool.live == live_before
 
 
+def test_an_environment_dropped_without_close_gives_its_server_back(notes_pool):
+    import gc
+
+    live_before = notes_pool.live
+    env = MCPEnvironment("n", pool=notes_pool)
+    env.reset({})
+    workdir = env._live_connection().workdir
+    assert notes_pool.live == live_before + 1
+    del env
+    gc.collect()
+    assert notes_pool.live == live_before
+    assert not workdir.exists()
+
+
 def test_shut_down_pool_refuses_and_removes_its_directories(tmp_path):
     path = tmp_path / "m.yaml"
     path.write_text(NOTES_MANIFEST)

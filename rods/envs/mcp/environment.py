@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,7 @@ class MCPEnvironment(Environment):
         #: The key of this environment in a task's `initial_config` (the manifest path as the task names it).
         self.key = str(manifest)
         self._connection: ServerConnection | None = None
+        self._finalizer: weakref.finalize[Any, Any] = weakref.finalize(self, lambda: None)
         self._specs: dict[str, Tool] | None = None
         self._config: dict[str, Any] = {}
         self._seed: int | None = None
@@ -117,6 +119,8 @@ class MCPEnvironment(Environment):
         self._release()
         self._config, self._seed = config, seed
         self._connection = self.pool.acquire()
+        # An environment dropped without `close` still gives its server back (when collected).
+        self._finalizer = weakref.finalize(self, self.pool.release, self._connection, False)
         try:
             self._connection.tools()  # a server that cannot start fails here, naming why
         except ServerError:
@@ -184,5 +188,6 @@ class MCPEnvironment(Environment):
 
     def _release(self) -> None:
         if self._connection is not None:
+            self._finalizer.detach()
             self.pool.release(self._connection)
             self._connection = None

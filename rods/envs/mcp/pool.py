@@ -107,9 +107,12 @@ class ServerPool:
         for connection in ready:
             connection.tools()
 
-    def release(self, connection: ServerConnection) -> None:
-        """Stop a rollout's server and delete its working directory."""
-        connection.close()
+    def release(self, connection: ServerConnection, wait: bool = True) -> None:
+        """Stop a rollout's server and delete its working directory (`wait=False`: do not wait for the stop)."""
+        if wait:
+            connection.close()
+        else:
+            connection.stop()
         with self._lock:
             self._live.discard(connection)
         shutil.rmtree(connection.workdir.parent, ignore_errors=True)
