@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel
 
-from rods.envs import tool
+from rods.envs import Environment, ToolSpec, tool
+from rods.envs.protocol import ERROR_PREFIX
 
 
 class Book(BaseModel):
@@ -74,3 +76,37 @@ class Counter:
         """Add to the counter."""
         self.value += by
         return self.value
+
+
+class Shelf(Environment):
+    """An environment that only speaks the protocol and cannot be pickled (hosted by replay)."""
+
+    starts = 0  # environments built in this process (each replay builds one)
+
+    def __init__(self) -> None:
+        self._items: dict[str, int] = {}
+        self._lock = threading.Lock()  # unpicklable on purpose
+        Shelf.starts += 1
+
+    def tools(self) -> list[ToolSpec]:
+        put = {"type": "object", "properties": {"item": {"type": "string"}, "count": {"type": "integer"}},
+               "required": ["item", "count"]}
+        return [ToolSpec("put", "Put items on the shelf.", put, "write", "Shelf"),
+                ToolSpec("count", "How many of an item.", {"type": "object", "properties": {
+                    "item": {"type": "string"}}, "required": ["item"]}, "read", "Shelf")]
+
+    def reset(self, initial_config, seed=None) -> None:
+        self._items = dict(initial_config.get("toy_envs:Shelf", {}).get("items", {}))
+
+    def call(self, name, arguments) -> str:
+        if name == "put":
+            if arguments.get("count", 0) <= 0:
+                return ERROR_PREFIX + "count must be positive"
+            self._items[arguments["item"]] = self._items.get(arguments["item"], 0) + arguments["count"]
+            return "ok"
+        if name == "count":
+            return str(self._items.get(arguments["item"], 0))
+        return ERROR_PREFIX + f"name '{name}' is not defined"
+
+    def snapshot(self):
+        return {"items": dict(sorted(self._items.items()))}

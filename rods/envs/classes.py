@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
-from rods.envs import python as python_env
+from rods.envs import python as python_env, replayed
 from rods.envs.calls import parse_calls
 from rods.tasks.bfcl import API_CLASS_FILES, bfcl_package_dir
 
@@ -38,12 +38,21 @@ def is_bfcl(name: str) -> bool:
     return name in CLASS_MODULES
 
 
+def is_replayed(name: str) -> bool:
+    """Whether a class key names a protocol-only environment, hosted by replay (`rods.envs.replayed`)."""
+    return not is_bfcl(name) and replayed.is_protocol_class(name)
+
+
 @cache
 def api_class(name: str) -> type:
     """The class a key names: a BFCL API class, or a Python class by import path (imported on first use)."""
     if not is_bfcl(name):
+        if replayed.is_manifest(name):
+            return replayed.ReplayedEnvironment
         if ":" not in name:
-            raise ValueError(f"unknown API class {name!r}; expected one of {sorted(CLASS_MODULES)} or 'module:Class'")
+            raise ValueError(
+                f"unknown API class {name!r}; expected one of {sorted(CLASS_MODULES)}, 'module:Class' or a manifest"
+            )
         return python_env.load_class(name)
     bfcl_package_dir()  # a clear error when bfcl-eval is missing
     return getattr(importlib.import_module(CLASS_MODULES[name]), name)
@@ -53,7 +62,7 @@ def api_class(name: str) -> type:
 def public_methods(name: str) -> tuple[str, ...]:
     """Names of the public methods of a class, as BFCL maps them (bound, not `_`)."""
     if not is_bfcl(name):
-        return python_env.tool_methods(api_class(name))
+        return replayed.tool_names(name) if is_replayed(name) else python_env.tool_methods(api_class(name))
     instance = api_class(name)()
     return tuple(m for m, _ in inspect.getmembers(instance, predicate=inspect.ismethod) if not m.startswith("_"))
 
@@ -82,7 +91,10 @@ def load_shared(cls: str, initial_config: Mapping[str, Any], long_context: bool,
     config = thaw(freeze(dict(initial_config.get(cls, {}))))
     replay = config.pop(REPLAY_KEY, [])
     if not is_bfcl(cls):
-        instance = python_env.load_instance(api_class(cls), config, seed)
+        if is_replayed(cls):
+            instance = replayed.ReplayedEnvironment(cls, config, seed)
+        else:
+            instance = python_env.load_instance(api_class(cls), config, seed)
         for text in replay:
             _replay(cls, instance, text)
         return instance

@@ -49,6 +49,7 @@ from rods.envs.classes import (  # noqa: F401 - CLASS_MODULES & co. re-exported 
     api_class,
     freeze,
     is_bfcl,
+    is_replayed,
     load_frozen,
     load_instance,
     load_shared,
@@ -194,6 +195,12 @@ class ToolEnvironment(Environment):
         """Class -> public state as plain JSON data (declared volatile attributes left out)."""
         return cast("dict[str, Any]", python_env.to_json(self.state()))
 
+    def close(self) -> None:
+        """Release what hosted environments hold (an MCP server goes back to its pool)."""
+        for instance in self._live.values():
+            if getattr(type(instance), "rods_snapshot", False):
+                instance.close()
+
     @property
     def instances(self) -> dict[str, Any]:
         """Class -> this rollout's instance (all thawed; callers may inspect or mutate them)."""
@@ -299,10 +306,11 @@ class ToolEnvironment(Environment):
         if owner == "MathAPI":
             return _run_isolating_precision(method, args, kwargs, formatter)
         if not is_bfcl(owner):
-            klass = api_class(owner)
-            text = python_env.result_text(
-                python_env.call_with_time_limit(method, args, kwargs, python_env.time_limit(klass))
-            )
+            if is_replayed(owner):  # the environment keeps its own time limits (an MCP call's timeout)
+                text = method(*args, **kwargs)
+            else:
+                limit = python_env.time_limit(api_class(owner))
+                text = python_env.result_text(python_env.call_with_time_limit(method, args, kwargs, limit))
             return formatter(text) if formatter is not None else text
         result = method(*args, **kwargs)
         return formatter(result) if formatter is not None else result
@@ -319,7 +327,10 @@ class ToolEnvironment(Environment):
 
 def public_state(instance: Any) -> dict[str, Any]:
     """The attributes of an instance whose names do not start with `_` (minus any it declares volatile)."""
-    skip = getattr(type(instance), python_env.VOLATILE_ATTRIBUTE, ())
+    kind = type(instance)
+    if getattr(kind, "rods_snapshot", False):  # a protocol environment hosted by replay: its snapshot
+        return cast("dict[str, Any]", instance.rods_state())
+    skip = getattr(kind, python_env.VOLATILE_ATTRIBUTE, ())
     return {k: v for k, v in vars(instance).items() if not k.startswith("_") and k not in skip}
 
 

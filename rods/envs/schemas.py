@@ -46,10 +46,17 @@ def _docs() -> dict[str, tuple[dict[str, Any], ...]]:
 
 @cache
 def _python_docs(key: str) -> tuple[dict[str, Any], ...]:
-    """A Python environment class's tools as function docs (from its signatures and docstrings)."""
-    from rods.envs.classes import api_class
+    """A non-BFCL environment's tools as function docs: a Python class's from its signatures and
+    docstrings, a protocol environment's (MCP, `Environment` subclass) from its `tools()`."""
+    from rods.envs.classes import api_class, is_replayed
     from rods.envs.python import tool_docs
+    from rods.envs.replayed import tool_specs_of
 
+    if is_replayed(key):
+        return tuple(
+            {"name": s.name, "description": s.description, "parameters": dict(s.parameters), "effect": s.effect}
+            for s in tool_specs_of(key)
+        )
     return tuple(tool_docs(api_class(key)))
 
 
@@ -61,7 +68,7 @@ def function_docs(classes: Iterable[str] | None = None) -> dict[str, list[dict[s
     """
     docs = _docs()
     wanted = list(classes) if classes is not None else list(docs)
-    unknown = [c for c in wanted if c not in docs and ":" not in c]
+    unknown = [c for c in wanted if c not in docs and ":" not in c and not c.endswith((".yaml", ".yml"))]
     if unknown:
         raise ValueError(f"unknown API class(es) {unknown}; expected some of {sorted(docs)} or 'module:Class'")
     return {c: copy.deepcopy(list(docs[c] if c in docs else _python_docs(c))) for c in wanted}

@@ -27,7 +27,7 @@ from rods.envs import (
     parse_call_text,
     public_state,
 )
-from rods.envs.classes import freeze, thaw
+from rods.envs.classes import freeze, is_bfcl, thaw
 from rods.reward.disk_cache import GroundTruthDiskCache
 
 if TYPE_CHECKING:
@@ -248,7 +248,9 @@ class _Cache:
                     self.entries.move_to_end(task.id)
                     return gt
         fingerprint = None
-        disk = self.disk
+        # Only BFCL's installed, versioned classes may be cached on disk: a user's
+        # environment code can change between runs without the task changing.
+        disk = self.disk if all(is_bfcl(cls) for cls in task.involved_classes) else None
         if disk is not None:
             fingerprint = task_fingerprint(task)
             key = f"{task.id}\n{fingerprint}"

@@ -140,3 +140,39 @@ def test_tool_decorator_checks_the_effect():
     def f() -> None: ...
 
     assert declared_effect(f) == "unknown"
+
+
+SHELF = "toy_envs:Shelf"
+
+
+def shelf_task() -> Task:
+    return Task.model_validate({
+        "id": "shelf", "category": "base", "environment": SHELF,
+        "question": [[{"role": "user", "content": "Put 2 apples."}], [{"role": "user", "content": "How many pears?"}]],
+        "ground_truth": [["put(item='apple', count=2)"], ["count(item='pear')"]],
+        "initial_config": {SHELF: {"items": {"pear": 3}}},
+    })
+
+
+def test_a_protocol_only_environment_is_hosted_by_replay():
+    from toy_envs import Shelf
+
+    env = ToolEnvironment(shelf_task())
+    assert [s.name for s in env.tools()] == ["put", "count"] and env.tools()[0].effect == "write"
+    assert env.call("put", {"item": "apple", "count": 2}) == "ok"
+    starts = Shelf.starts
+    fork = env.fork()  # cannot be pickled: rebuilt by resetting a new Shelf and replaying the calls
+    assert Shelf.starts == starts + 1
+    assert fork.snapshot() == env.snapshot() == {SHELF: {"state_snapshot": {"items": {"apple": 2, "pear": 3}}}}
+    fork.call("put", {"item": "apple", "count": 1})
+    assert env.snapshot()[SHELF]["state_snapshot"]["items"]["apple"] == 2
+    assert env.call("put", {"item": "fig", "count": 0}) == "Error during execution: count must be positive"
+    assert env.execute("put('fig', 1)").startswith("Error during execution: put takes keyword arguments only")
+    env.close()
+
+
+def test_reward_scores_a_protocol_only_environment():
+    task = shelf_task()
+    assert score(task, [[[c] for c in turn] for turn in task.ground_truth]).progress == 1.0
+    result = score(task, [[["put(item='apple', count=3)"]], [["count(item='pear')"]]])
+    assert result.state_pass == [False, False] and result.progress == 0.0

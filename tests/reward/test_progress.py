@@ -70,7 +70,7 @@ def _state_changing_empty_turn(tasks):
                     env.execute_all(turn)
                 before = env.snapshot()
                 env.execute(call)
-                if env.state() != before:
+                if env.snapshot() != before:
                     return task, t, call
     raise AssertionError("no such task")
 
