@@ -180,6 +180,27 @@ def test_an_environment_dropped_without_close_gives_its_server_back(notes_pool):
     assert not workdir.exists()
 
 
+def test_shared_pool_is_one_per_manifest_and_grows_on_request(tmp_path):
+    from rods.envs.mcp import shared_pool
+
+    path = tmp_path / "shared.yaml"
+    path.write_text(NOTES_MANIFEST)
+    pool = shared_pool(path)
+    try:
+        assert shared_pool(tmp_path / "." / "shared.yaml") is pool and pool.warm == 2
+        shared_pool(path, warm=5)
+        assert pool.warm == 5 and pool.live == 5
+        shared_pool(path, warm=1)  # never shrinks under running rollouts
+        assert pool.warm == 5
+        env = MCPEnvironment(str(path))
+        assert env.pool is pool
+        env.close()
+    finally:
+        pool.shutdown()
+    assert shared_pool(path) is not pool  # a shut-down pool is replaced
+    shared_pool(path).shutdown()
+
+
 def test_shut_down_pool_refuses_and_removes_its_directories(tmp_path):
     path = tmp_path / "m.yaml"
     path.write_text(NOTES_MANIFEST)

@@ -37,13 +37,22 @@ _SHARED_POOLS: dict[Path, ServerPool] = {}
 _SHARED_POOLS_LOCK = threading.Lock()
 
 
-def shared_pool(manifest_path: str | Path, warm: int = 2) -> ServerPool:
-    """The process-wide pool of a manifest file (one per resolved path), created on first use."""
+#: Warm servers of a shared pool unless someone asks for more (`shared_pool(path, warm=K)`).
+DEFAULT_WARM = 2
+
+
+def shared_pool(manifest_path: str | Path, warm: int | None = None) -> ServerPool:
+    """The process-wide pool of a manifest file (one per resolved path), created on first use.
+
+    `warm`: keep at least this many servers started ahead (a trainer passes K, its rollouts per task).
+    """
     key = Path(manifest_path).resolve()
     with _SHARED_POOLS_LOCK:  # rollouts of one step may open their environments from several threads
         pool = _SHARED_POOLS.get(key)
         if pool is None or pool.closed:
-            pool = _SHARED_POOLS[key] = ServerPool(load_manifest(key), warm=warm)
+            pool = _SHARED_POOLS[key] = ServerPool(load_manifest(key), warm=DEFAULT_WARM if warm is None else warm)
+        elif warm is not None:
+            pool.grow(warm)
         return pool
 
 

@@ -100,6 +100,12 @@ class ServerPool:
         self._refill()
         return connection
 
+    def grow(self, warm: int) -> None:
+        """Keep at least `warm` servers started ahead from now on (e.g. K, the rollouts of a task)."""
+        if warm > self.warm:
+            self.warm = warm
+            self._refill()
+
     def prime(self) -> None:
         """Wait until every warm server has started (e.g. before the first training step)."""
         with self._lock:
