@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def test_gpu_check_runs_on_cpu_and_reports_its_figures(tmp_path):
     env = dict(os.environ, PYTHON=sys.executable, GPU_CHECK_TIMEOUT="900")
-    cmd = ["bash", str(ROOT / "scripts" / "gpu_check.sh"), "--device", "cpu", "--k", "4", "--tasks-per-step",
-           "2", "--reply-tokens", "8", "--hidden", "64", "--layers", "2", "--out", str(tmp_path)]
+    cmd = ["bash", str(ROOT / "scripts" / "gpu_check.sh"), "--device", "cpu", "--k", "2", "--tasks-per-step",
+           "2", "--reply-tokens", "4", "--hidden", "32", "--layers", "1", "--out", str(tmp_path)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-4000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
