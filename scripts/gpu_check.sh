@@ -26,6 +26,6 @@ export TRL_EXPERIMENTAL_SILENCE=1  # a process start may set it; rods' library c
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 "$PY" - <<'PY'
 import importlib.metadata as md, sys
-print("python", sys.version.split()[0], *(f"{n} {md.version(n)}" for n in ("torch", "transformers", "accelerate", "trl", "datasets")))
+print("python", sys.version.split()[0], *(f"{n} {md.version(n)}" for n in ("torch", "transformers", "accelerate", "trl", "datasets", "pyarrow", "huggingface_hub")))
 PY
 exec timeout "${GPU_CHECK_TIMEOUT:-300}" "$PY" bench/gpu_check.py "$@"
