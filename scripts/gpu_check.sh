@@ -22,7 +22,6 @@ if ! "$PY" -c "import trl, datasets, pydantic, openai, bfcl_eval" 2>/dev/null; t
     export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
 fi
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
-export TRL_EXPERIMENTAL_SILENCE=1  # a process start may set it; rods' library code never does
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 "$PY" - <<'PY'
 import importlib.metadata as md, sys

@@ -37,7 +37,7 @@ def free_port() -> int:
 def launch(config_file: Path, out: Path, *extra: str) -> list[dict]:
     repo = HERE.parents[2]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")]),
-               OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", TRL_EXPERIMENTAL_SILENCE="1")
+               OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
     # `--multi_gpu` is accelerate's multi-process launcher (torchrun); without a GPU the processes join over
     # gloo on CPU (`--cpu` would start one process only).
     cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
