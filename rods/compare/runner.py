@@ -99,6 +99,9 @@ def launch(run: RunSpec, heldout: Path | None, *, threads: int | None = None) ->
             _live.add(proc)
         try:
             code = proc.wait()
+        except BaseException:  # Ctrl-C or SIGTERM while waiting: stop the jobs before this one is forgotten
+            stop_jobs()
+            raise
         finally:
             with _live_lock:
                 _live.discard(proc)

@@ -217,6 +217,11 @@ class TrainConfig(Section):
                 f"grpo: tasks_per_step*num_generations = {grpo.rollouts_per_step} is not divisible by "
                 f"gradient_accumulation_steps = {grpo.gradient_accumulation_steps}"
             )
+        if grpo.num_generations != self.engine.K:
+            raise ValueError(
+                f"grpo.num_generations = {grpo.num_generations} but engine.K = {self.engine.K}: the engine's ledger "
+                "keeps one GRPO group of rewards per task, so the two must be equal (set both)"
+            )
         synth = self.synthesis
         if synth.enabled and synth.backend is None and not synth.backends:
             raise ValueError(

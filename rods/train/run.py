@@ -16,6 +16,10 @@ Run directory layout (``output_dir``, default ``runs/<name>``)::
 Resuming (``resume=True`` or a checkpoint path) restores the trainer from the
 checkpoint and the engine from the snapshot saved with that same checkpoint,
 so the two never disagree about what happened.
+
+Under `accelerate launch` (several processes) rank 0 owns the run directory, the
+engine, its synthesis worker and its snapshots; every rank trains, and the other
+ranks' rewards and the owner's pool travel through `rods.integrations.trl.ranks`.
 """
 
 from __future__ import annotations
@@ -58,6 +62,11 @@ class RunSummary:
     resumed_from: str | None = None
     backbones: dict[str, Any] = field(default_factory=dict)  # synthesis model -> tried / accepted / rate
     seconds: float = 0.0
+    rank: int = 0
+    world_size: int = 1
+    epoch_pools: list[list[str]] = field(default_factory=list)  # distinct task ids each epoch served (this rank)
+    local_rollouts: int = 0  # rollouts this process scored
+    observed_groups: int = 0  # groups handed to the engine (owner rank)
 
 
 def make_synthesizer(settings: SynthesisSettings) -> Callable[[list[Task]], list[Task]]:
@@ -96,6 +105,20 @@ def _restore_engine_snapshot(checkpoint: Path, run_dir: Path) -> None:
     shutil.copy2(snapshot, run_dir / DB_FILE)
 
 
+def training_ranks(config: TrainConfig):
+    """This process's `RankGroup`: several when a launcher (accelerate, torchrun) started the run."""
+    import os
+
+    from rods.integrations.trl.ranks import RankGroup
+
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        import torch
+
+        use_cpu = config.grpo.use_cpu if config.grpo.use_cpu is not None else not torch.cuda.is_available()
+        return RankGroup.current(cpu=use_cpu)
+    return RankGroup()
+
+
 def train(
     config: TrainConfig,
     *,
@@ -121,6 +144,8 @@ def train(
     from rods.train.trainer import build_trainer, load_policy
 
     start = time.perf_counter()
+    ranks = training_ranks(config)
+    owner = ranks.is_owner
     run_dir = Path(config.run_dir)
     checkpoint: Path | None = None
     if resume:
@@ -129,16 +154,21 @@ def train(
             raise FileNotFoundError(f"nothing to resume: no checkpoint in {run_dir / CHECKPOINTS}")
     elif (run_dir / CHECKPOINTS).exists() and any((run_dir / CHECKPOINTS).iterdir()):
         raise ValueError(f"{run_dir} already holds a run; resume it (--resume) or choose another output_dir")
-    elif (run_dir / "engine.sqlite").exists():
-        # A fresh run must not silently continue an older engine state.
-        for name in ("engine.sqlite", "engine.sqlite-wal", "engine.sqlite-shm", "events.jsonl", "metrics.jsonl",
-                     "trainer_log.jsonl"):
-            (run_dir / name).unlink(missing_ok=True)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(dump_config(config), encoding="utf-8")
+    if ranks.distributed and config.warm_start.enabled and checkpoint is None:
+        raise ValueError("warm_start.enabled is not supported on several processes yet: run the warm start in one "
+                         "process (or set warm_start.enabled: false)")
+    if owner:
+        if checkpoint is None and (run_dir / "engine.sqlite").exists():
+            # A fresh run must not silently continue an older engine state.
+            for name in ("engine.sqlite", "engine.sqlite-wal", "engine.sqlite-shm", "events.jsonl",
+                         "metrics.jsonl", "trainer_log.jsonl"):
+                (run_dir / name).unlink(missing_ok=True)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "config.yaml").write_text(dump_config(config), encoding="utf-8")
 
     seeds = load_seeds(config.data)
-    summary = RunSummary(run_dir=str(run_dir), seeds=len(seeds), resumed_from=str(checkpoint) if checkpoint else None)
+    summary = RunSummary(run_dir=str(run_dir), seeds=len(seeds), resumed_from=str(checkpoint) if checkpoint else None,
+                         rank=ranks.rank, world_size=ranks.world_size)
     if model is None or tokenizer is None:
         model, tokenizer = load_policy(config.model)
     if config.warm_start.enabled and checkpoint is None:
@@ -148,47 +178,63 @@ def train(
     elif checkpoint is not None and (run_dir / "warm_start.json").exists():
         summary.warm_start = json.loads((run_dir / "warm_start.json").read_text())
 
-    if checkpoint is not None:
-        _restore_engine_snapshot(checkpoint, run_dir)
-    engine = DataEngine(config.engine_config(), seeds, run_dir=run_dir)
-    worker = None
-    if config.synthesis.enabled:
-        synthesize = synthesize or make_synthesizer(config.synthesis)
-        worker = PoolSynthesisWorker(synthesize, max_workers=config.synthesis.workers, kind=config.synthesis.kind)
-        engine.attach_worker(worker)
+    engine = worker = None
+    if owner:
+        if checkpoint is not None:
+            _restore_engine_snapshot(checkpoint, run_dir)
+        engine = DataEngine(config.engine_config(), seeds, run_dir=run_dir)
+        if config.synthesis.enabled:
+            synthesize = synthesize or make_synthesizer(config.synthesis)
+            worker = PoolSynthesisWorker(synthesize, max_workers=config.synthesis.workers, kind=config.synthesis.kind)
+            engine.attach_worker(worker)
+    ranks.barrier()  # the run directory and the engine are ready before any rank trains
     try:
         trainer = build_trainer(
             config, model, tokenizer,
             output_dir=run_dir / CHECKPOINTS,
-            lookup=engine.task,
-            pool_source=engine.active_tasks,
+            lookup=engine.task if engine is not None else _no_lookup,
+            pool_source=engine.active_tasks if engine is not None else list,
             engine=engine,
-            first_epoch=engine.epochs,
-            fresh=lambda task: task.origin == "synthetic" and engine.stats(task.id)["n_rewards"] == 0,
-            metrics_path=run_dir / "trainer_log.jsonl",
+            first_epoch=engine.epochs if engine is not None else 0,
+            fresh=(lambda task: task.origin == "synthetic" and engine.stats(task.id)["n_rewards"] == 0)
+            if engine is not None else None,
+            metrics_path=run_dir / "trainer_log.jsonl" if owner else None,
             max_steps=max_steps,
             on_epoch=on_epoch,
             wait_for=worker if config.synthesis.wait_at_epoch_end else None,
             extra_callbacks=callbacks or (),
+            ranks=ranks,
+            reports=True,
         )
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         summary.steps = trainer.state.global_step
         summary.step_seconds = [round(s, 3) for s in trainer.rods_timer.durations]
+        summary.epoch_pools = trainer.rods_pool.history
+        summary.local_rollouts = trainer.rods_reward.local_rollouts
+        summary.observed_groups = trainer.rods_reward.observed_groups
         if worker is not None:
             summary.submitted = worker.submitted_seeds
-        engine.save()
-        metrics = engine.metrics(summary.steps)
-        summary.epochs = engine.epochs
-        summary.selected = metrics["total_selected"]
-        summary.injected = metrics["total_injected"]
-        summary.retired = metrics["total_retired"]
-        summary.active = metrics["active"]
-        summary.active_synthetic = metrics["active_synthetic"]
-        if config.synthesis.enabled and hasattr(synthesize, "report"):  # in-process pipeline: its backbones
-            summary.backbones = synthesize.report().get("backbones", {})
-            engine.events.emit("synthesis", step=summary.steps, backbones=summary.backbones)
+        if engine is not None:
+            engine.save()
+            metrics = engine.metrics(summary.steps)
+            summary.epochs = engine.epochs
+            summary.selected = metrics["total_selected"]
+            summary.injected = metrics["total_injected"]
+            summary.retired = metrics["total_retired"]
+            summary.active = metrics["active"]
+            summary.active_synthetic = metrics["active_synthetic"]
+            if config.synthesis.enabled and hasattr(synthesize, "report"):  # in-process pipeline: its backbones
+                summary.backbones = synthesize.report().get("backbones", {})
+                engine.events.emit("synthesis", step=summary.steps, backbones=summary.backbones)
     finally:
-        engine.close()
+        if engine is not None:
+            engine.close()
     summary.seconds = round(time.perf_counter() - start, 2)
-    (run_dir / "summary.json").write_text(json.dumps(asdict(summary), indent=2), encoding="utf-8")
+    if owner:
+        (run_dir / "summary.json").write_text(json.dumps(asdict(summary), indent=2), encoding="utf-8")
+    ranks.barrier()  # the summary and the last engine state are on disk before any rank returns
     return summary
+
+
+def _no_lookup(task_id: str) -> Task:  # pragma: no cover - ranks without the engine read the shared epoch
+    raise KeyError(task_id)

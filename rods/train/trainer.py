@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from rods.integrations.trl.callbacks import EngineCallback, JsonlMetricsCallback, StepTimer
+from rods.integrations.trl.compat import check_trl_version, quiet_rollout_func_notice, score_only_completions_on_cpu
 from rods.integrations.trl.dataset import LivePool, live_pool_dataset
+from rods.integrations.trl.ranks import RankGroup
 from rods.integrations.trl.rewards import EngineReward
 from rods.integrations.trl.rollout import MultiTurnRollout
 from rods.llm.weights import load_causal_lm
@@ -35,32 +37,11 @@ def load_policy(settings: ModelSettings, *, device: str | None = None) -> tuple[
     return load_causal_lm(settings.name_or_path, settings.gguf_file, dtype=dtype)
 
 
-def _score_only_completions_on_cpu() -> None:
-    """Make TRL's fused LM head score only completion positions on CPU too.
+def grpo_config(config: TrainConfig, output_dir: str | Path, *, max_steps: int | None = None, world_size: int = 1):
+    """TRL's `GRPOConfig` for this run (CPU-safe defaults when no GPU is present).
 
-    TRL 1.16 projects *every* position (prompt included) through the LM head when
-    Triton is unavailable, a choice made for compiled accelerators (fixed tile
-    shapes); on CPU it multiplies the cost of a GRPO step by prompt/completion
-    length (~10x here). The log-probabilities are the same either way: only the
-    positions with a label are kept.
+    A step's `grpo.tasks_per_step` x K rollouts are split over `world_size` processes.
     """
-    try:
-        from trl.trainer import utils as trl_utils
-    except ImportError:  # pragma: no cover
-        return
-    original = getattr(trl_utils, "_use_triton", None)
-    if original is None or getattr(original, "_rods_cpu_compact", False):
-        return
-
-    def use_compact(device):
-        return True if getattr(device, "type", None) == "cpu" else original(device)
-
-    use_compact._rods_cpu_compact = True  # type: ignore[attr-defined]
-    trl_utils._use_triton = use_compact
-
-
-def grpo_config(config: TrainConfig, output_dir: str | Path, *, max_steps: int | None = None):
-    """TRL's `GRPOConfig` for this run (CPU-safe defaults when no GPU is present)."""
     import torch
     from trl import GRPOConfig
 
@@ -68,7 +49,22 @@ def grpo_config(config: TrainConfig, output_dir: str | Path, *, max_steps: int |
     cuda = torch.cuda.is_available()
     use_cpu = g.use_cpu if g.use_cpu is not None else not cuda
     bf16 = g.bf16 if g.bf16 is not None else (cuda and not use_cpu)
-    per_device = g.per_device_train_batch_size or g.rollouts_per_step // g.gradient_accumulation_steps
+    per_device = g.per_device_train_batch_size
+    if per_device is None:
+        share, rest = divmod(g.rollouts_per_step, g.gradient_accumulation_steps * world_size)
+        if rest or not share:
+            raise ValueError(
+                f"grpo.tasks_per_step*grpo.num_generations = {g.rollouts_per_step} rollouts per step cannot be split "
+                f"evenly over grpo.gradient_accumulation_steps = {g.gradient_accumulation_steps} x {world_size} "
+                "processes"
+            )
+        per_device = share
+    elif world_size > 1:
+        raise ValueError(
+            f"grpo.per_device_train_batch_size = {per_device} is for one process; on {world_size} processes leave it "
+            "unset (each process then takes tasks_per_step*num_generations / (gradient_accumulation_steps x "
+            "processes) rollouts)"
+        )
     kwargs: dict[str, Any] = dict(
         output_dir=str(output_dir),
         use_cpu=use_cpu,
@@ -101,6 +97,19 @@ def grpo_config(config: TrainConfig, output_dir: str | Path, *, max_steps: int |
     return GRPOConfig(**kwargs)
 
 
+def check_group_size(num_generations: int, engine_k: int) -> None:
+    """GRPO's group is what the engine's ledger windows: `grpo.num_generations` must equal `engine.K`.
+
+    Checked on the GRPOConfig actually built (`grpo.extra` could override it) against the
+    engine actually running (a resumed engine keeps its saved K unless the config gives one).
+    """
+    if num_generations != engine_k:
+        raise ValueError(
+            f"grpo.num_generations = {num_generations} but engine.K = {engine_k}: the engine's ledger keeps one "
+            "GRPO group of rewards per task, so the two must be equal (set both)"
+        )
+
+
 def make_rollout(config: TrainConfig, lookup: Callable[[str], Task], tokenizer: Any) -> MultiTurnRollout:
     """The token-level agent loop of this run (rollout settings and the policy's tool format)."""
     options = EpisodeOptions(
@@ -129,6 +138,8 @@ def build_trainer(
     extra_callbacks: Sequence[Any] = (),
     on_epoch: Any = None,
     wait_for: Any = None,
+    ranks: RankGroup | None = None,
+    reports: bool | None = None,
 ):
     """A GRPOTrainer whose rollouts play the agent loop and whose data come from a live pool.
 
@@ -140,20 +151,28 @@ def build_trainer(
         first_epoch: epoch counter to continue from (resume).
         wait_for: a synthesis worker that epoch boundaries wait for (see `EngineCallback`).
         fresh: tasks for which this is true open each epoch (see `LivePool`).
+        ranks: the training processes (default: this one alone). Only the owner holds
+            `engine`; the others pass None with `reports=True` and look tasks up in the
+            epoch the owner shared.
+        reports: the run has an engine on its owner rank (default: `engine is not None`).
     """
-    import os
-
     from trl import GRPOTrainer
 
-    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    _score_only_completions_on_cpu()
-    args = grpo_config(config, output_dir, max_steps=max_steps)
+    check_trl_version()
+    score_only_completions_on_cpu()
+    ranks = ranks or RankGroup()
+    args = grpo_config(config, output_dir, max_steps=max_steps, world_size=ranks.world_size)
+    if engine is not None:
+        check_group_size(args.num_generations, engine.config.K)
     pool = LivePool(
         pool_source, config.grpo.tasks_per_step, config.grpo.steps_per_epoch, seed=config.grpo.seed,
-        first_epoch=first_epoch, fresh=fresh,
+        first_epoch=first_epoch, fresh=fresh, ranks=ranks,
     )
-    rollout = make_rollout(config, lookup, tokenizer)
-    reward = EngineReward(config.grpo.reward, engine, engine_signal=config.grpo.engine_signal)
+    rollout = make_rollout(config, lookup if ranks.is_owner else pool.task, tokenizer)
+    reward = EngineReward(
+        config.grpo.reward, engine, engine_signal=config.grpo.engine_signal, ranks=ranks, reports=reports,
+        group_size=args.num_generations,
+    )
     callbacks: list[Any] = []
     if engine is not None:
         callbacks.append(EngineCallback(engine, on_epoch=on_epoch, wait_for=wait_for, pool=pool))
@@ -162,15 +181,16 @@ def build_trainer(
     callbacks += list(extra_callbacks)
     timer = StepTimer()
     callbacks.append(timer)  # last, so a step's time includes the engine's work
-    trainer = GRPOTrainer(
-        model=model,
-        reward_funcs=[reward],
-        args=args,
-        train_dataset=live_pool_dataset(pool),
-        processing_class=tokenizer,
-        rollout_func=rollout,
-        callbacks=callbacks,
-    )
+    with quiet_rollout_func_notice():
+        trainer = GRPOTrainer(
+            model=model,
+            reward_funcs=[reward],
+            args=args,
+            train_dataset=live_pool_dataset(pool),
+            processing_class=tokenizer,
+            rollout_func=rollout,
+            callbacks=callbacks,
+        )
     trainer.rods_pool = pool
     trainer.rods_rollout = rollout
     trainer.rods_reward = reward

@@ -166,6 +166,41 @@ def test_pool_hands_out_fresh_servers_and_keeps_its_warm_count(notes_pool):
     assert notes_pool.live == live_before
 
 
+def test_an_environment_dropped_without_close_gives_its_server_back(notes_pool):
+    import gc
+
+    live_before = notes_pool.live
+    env = MCPEnvironment("n", pool=notes_pool)
+    env.reset({})
+    workdir = env._live_connection().workdir
+    assert notes_pool.live == live_before + 1
+    del env
+    gc.collect()
+    assert notes_pool.live == live_before
+    assert not workdir.exists()
+
+
+def test_shared_pool_is_one_per_manifest_and_grows_on_request(tmp_path):
+    from rods.envs.mcp import shared_pool
+
+    path = tmp_path / "shared.yaml"
+    path.write_text(NOTES_MANIFEST)
+    pool = shared_pool(path)
+    try:
+        assert shared_pool(tmp_path / "." / "shared.yaml") is pool and pool.warm == 2
+        shared_pool(path, warm=5)
+        assert pool.warm == 5 and pool.live == 5
+        shared_pool(path, warm=1)  # never shrinks under running rollouts
+        assert pool.warm == 5
+        env = MCPEnvironment(str(path))
+        assert env.pool is pool
+        env.close()
+    finally:
+        pool.shutdown()
+    assert shared_pool(path) is not pool  # a shut-down pool is replaced
+    shared_pool(path).shutdown()
+
+
 def test_shut_down_pool_refuses_and_removes_its_directories(tmp_path):
     path = tmp_path / "m.yaml"
     path.write_text(NOTES_MANIFEST)

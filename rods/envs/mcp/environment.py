@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -36,13 +37,22 @@ _SHARED_POOLS: dict[Path, ServerPool] = {}
 _SHARED_POOLS_LOCK = threading.Lock()
 
 
-def shared_pool(manifest_path: str | Path, warm: int = 2) -> ServerPool:
-    """The process-wide pool of a manifest file (one per resolved path), created on first use."""
+#: Warm servers of a shared pool unless someone asks for more (`shared_pool(path, warm=K)`).
+DEFAULT_WARM = 2
+
+
+def shared_pool(manifest_path: str | Path, warm: int | None = None) -> ServerPool:
+    """The process-wide pool of a manifest file (one per resolved path), created on first use.
+
+    `warm`: keep at least this many servers started ahead (a trainer passes K, its rollouts per task).
+    """
     key = Path(manifest_path).resolve()
     with _SHARED_POOLS_LOCK:  # rollouts of one step may open their environments from several threads
         pool = _SHARED_POOLS.get(key)
         if pool is None or pool.closed:
-            pool = _SHARED_POOLS[key] = ServerPool(load_manifest(key), warm=warm)
+            pool = _SHARED_POOLS[key] = ServerPool(load_manifest(key), warm=DEFAULT_WARM if warm is None else warm)
+        elif warm is not None:
+            pool.grow(warm)
         return pool
 
 
@@ -93,6 +103,7 @@ class MCPEnvironment(Environment):
         #: The key of this environment in a task's `initial_config` (the manifest path as the task names it).
         self.key = str(manifest)
         self._connection: ServerConnection | None = None
+        self._finalizer: weakref.finalize[Any, Any] = weakref.finalize(self, lambda: None)
         self._specs: dict[str, Tool] | None = None
         self._config: dict[str, Any] = {}
         self._seed: int | None = None
@@ -117,6 +128,8 @@ class MCPEnvironment(Environment):
         self._release()
         self._config, self._seed = config, seed
         self._connection = self.pool.acquire()
+        # An environment dropped without `close` still gives its server back (when collected).
+        self._finalizer = weakref.finalize(self, self.pool.release, self._connection, False)
         try:
             self._connection.tools()  # a server that cannot start fails here, naming why
         except ServerError:
@@ -184,5 +197,6 @@ class MCPEnvironment(Environment):
 
     def _release(self) -> None:
         if self._connection is not None:
+            self._finalizer.detach()
             self.pool.release(self._connection)
             self._connection = None

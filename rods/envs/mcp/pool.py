@@ -100,6 +100,12 @@ class ServerPool:
         self._refill()
         return connection
 
+    def grow(self, warm: int) -> None:
+        """Keep at least `warm` servers started ahead from now on (e.g. K, the rollouts of a task)."""
+        if warm > self.warm:
+            self.warm = warm
+            self._refill()
+
     def prime(self) -> None:
         """Wait until every warm server has started (e.g. before the first training step)."""
         with self._lock:
@@ -107,9 +113,12 @@ class ServerPool:
         for connection in ready:
             connection.tools()
 
-    def release(self, connection: ServerConnection) -> None:
-        """Stop a rollout's server and delete its working directory."""
-        connection.close()
+    def release(self, connection: ServerConnection, wait: bool = True) -> None:
+        """Stop a rollout's server and delete its working directory (`wait=False`: do not wait for the stop)."""
+        if wait:
+            connection.close()
+        else:
+            connection.stop()
         with self._lock:
             self._live.discard(connection)
         shutil.rmtree(connection.workdir.parent, ignore_errors=True)

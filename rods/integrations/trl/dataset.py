@@ -10,6 +10,10 @@ prompts, so the prompt *is* the id).
 An epoch is `steps_per_epoch * tasks_per_step` rows: the active pool shuffled
 (seeded by the epoch number) and cycled to fill it, so every step has whole
 GRPO groups and every epoch sees the whole pool when it fits.
+
+Under several training processes only the owner rank reads the engine's pool;
+its epoch rows and their tasks reach every rank (`RankGroup.share_epoch`), so
+every rank's generator yields the same stream and accelerate shards it.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import random
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from rods.integrations.trl.ranks import RankGroup
 from rods.tasks import Task
 
 
@@ -33,6 +38,8 @@ class LivePool:
         first_epoch: the epoch number to start from (a resumed run continues its count).
         fresh: optional `f(task) -> bool`; fresh tasks (e.g. injected, never sampled)
             open the epoch, so their burn-in rewards arrive within it.
+        ranks: the training processes; only the owner calls `source`, the others
+            receive its epoch (default: one process).
     """
 
     def __init__(
@@ -43,6 +50,7 @@ class LivePool:
         seed: int = 0,
         first_epoch: int = 0,
         fresh: Callable[[Task], bool] | None = None,
+        ranks: RankGroup | None = None,
     ) -> None:
         self.source = source
         self.tasks_per_step = tasks_per_step
@@ -50,7 +58,11 @@ class LivePool:
         self.seed = seed
         self.epochs_started = first_epoch
         self.fresh = fresh
+        self.ranks = ranks or RankGroup()
         self.last_epoch_ids: list[str] = []
+        #: The distinct task ids of every epoch this process served, in order.
+        self.history: list[list[str]] = []
+        self._tasks: dict[str, Task] = {}
         #: Optimizer steps of the epoch being iterated (known once its generator started).
         self.epoch_steps: int | None = None
 
@@ -67,11 +79,27 @@ class LivePool:
         need = steps * self.tasks_per_step
         return [ids[i % len(ids)] for i in range(need)]
 
+    def task(self, task_id: str) -> Task:
+        """A task of the epoch being served (how ranks without the engine look tasks up)."""
+        try:
+            return self._tasks[task_id]
+        except KeyError:
+            raise KeyError(f"task {task_id!r} is not in the pool this epoch") from None
+
     def __call__(self) -> Iterator[dict[str, Any]]:
         epoch = self.epochs_started
         self.epochs_started += 1
-        ids = self.epoch_ids(epoch, self.source())
+        ids: list[str] = []
+        tasks: list[Task] = []
+        if self.ranks.is_owner:
+            tasks = self.source()
+            ids = self.epoch_ids(epoch, tasks)
+            used = set(ids)
+            tasks = [t for t in tasks if t.id in used]
+        ids, tasks = self.ranks.share_epoch(ids, tasks)
+        self._tasks = {t.id: t for t in tasks}
         self.last_epoch_ids = ids
+        self.history.append(list(dict.fromkeys(ids)))
         self.epoch_steps = len(ids) // self.tasks_per_step
         for tid in ids:
             yield {"prompt": tid, "task_id": tid}

@@ -7,6 +7,10 @@ each group to `DataEngine.observe`: detection costs no extra inference (docs/des
 §3.2). What the engine sees (`engine_signal`) may differ from what the policy
 trains on: the paper's binary-detection ablation gives the engine the binary
 verdict while GRPO keeps the progress reward.
+
+Under several training processes each rank scores its own slice of the batch;
+the rows of all ranks are gathered on the owner rank, which alone holds the
+engine (`rods.integrations.trl.ranks`), so every group is observed once, whole.
 """
 
 from __future__ import annotations
@@ -16,14 +20,21 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from rods.integrations.trl.ranks import RankGroup
+
 log = logging.getLogger(__name__)
 
 
-def groups(task_ids: Sequence[str], rewards: Sequence[float]) -> list[tuple[str, list[float]]]:
-    """Consecutive runs of the same task id with their rewards (TRL keeps a task's G rollouts together)."""
+def groups(
+    task_ids: Sequence[str], rewards: Sequence[float], size: int | None = None
+) -> list[tuple[str, list[float]]]:
+    """Consecutive runs of the same task id with their rewards (TRL keeps a task's G rollouts together).
+
+    With `size`, a run longer than that (the same task drawn twice in a row) is cut into groups of `size`.
+    """
     out: list[tuple[str, list[float]]] = []
     for tid, reward in zip(task_ids, rewards):
-        if out and out[-1][0] == tid:
+        if out and out[-1][0] == tid and (size is None or len(out[-1][1]) < size):
             out[-1][1].append(float(reward))
         else:
             out.append((tid, [float(reward)]))
@@ -40,9 +51,16 @@ class EngineReward:
             None for plain GRPO without the data engine.
         engine_signal: what the engine observes for boundary detection,
             "progress" or "binary" (the binary-detection ablation); default `kind`.
+        ranks: the training processes; with several, rewards are gathered on the owner.
+        reports: whether the run has an engine at all (true on every rank of a run whose
+            owner holds one); default: `engine is not None`.
+        group_size: K, so that back-to-back groups of one task are observed separately.
     """
 
-    def __init__(self, kind: str = "progress", engine: Any = None, engine_signal: str | None = None) -> None:
+    def __init__(
+        self, kind: str = "progress", engine: Any = None, engine_signal: str | None = None, *,
+        ranks: RankGroup | None = None, reports: bool | None = None, group_size: int | None = None,
+    ) -> None:
         for name, value in (("reward kind", kind), ("engine_signal", engine_signal or kind)):
             if value not in ("progress", "binary"):
                 raise ValueError(f"{name} must be 'progress' or 'binary', got {value!r}")
@@ -50,7 +68,13 @@ class EngineReward:
         self.engine = engine
         self.engine_signal = engine_signal or kind
         self.__name__ = f"{kind}_reward"  # TRL names the metric after this
+        self.ranks = ranks or RankGroup()
+        self.reports = engine is not None if reports is None else reports
+        if self.reports and engine is None and self.ranks.is_owner:
+            raise ValueError("the owner rank of a run with a data engine must hold the engine")
+        self.group_size = group_size
         self.observed_groups = 0
+        self.local_rollouts = 0  # rows this process scored
         self.observe_seconds = 0.0
 
     def __call__(self, prompts: list, completions: list, **columns: Any) -> list[float]:
@@ -70,11 +94,14 @@ class EngineReward:
             other = "binary" if self.kind == "progress" else "progress"
             if columns.get(other):
                 log_metric(f"rods/{other}", sum(columns[other]) / len(columns[other]))
-        if self.engine is not None:
+        self.local_rollouts += len(rewards)
+        if self.reports:
             start = time.perf_counter()
             seen = rewards if self.engine_signal == self.kind else [float(r) for r in columns[self.engine_signal]]
-            for tid, values in groups(task_ids, seen):
-                self.engine.observe(step, tid, values)
-                self.observed_groups += 1
+            rows = self.ranks.gather_rewards(list(zip(task_ids, seen)))
+            if rows is not None and self.engine is not None:
+                for tid, values in groups([t for t, _ in rows], [r for _, r in rows], self.group_size):
+                    self.engine.observe(step, tid, values)
+                    self.observed_groups += 1
             self.observe_seconds += time.perf_counter() - start
         return rewards

@@ -3,20 +3,26 @@
 verl builds its train and validation datasets with the class named in
 `data.custom_cls`, passing `data.train_files` / `data.val_files`:
 
-- ``rods://pool``: the rows are the engine actor's active pool. verl's sampler
-  reads ``len(dataset)`` each time the dataloader starts an epoch; at that
-  moment, if the previous epoch has been served in full, the dataset asks the
-  engine to run its epoch boundary (retire, inject queued variants) and
-  re-reads the pool, so the new epoch samples the new pool;
+- ``rods://pool``: the rows are the engine actor's active pool. The epoch
+  boundary comes from an explicit signal: verl's trainer calls
+  ``on_batch_end(batch)`` after every training step, and once the epoch's rows
+  have all been served (its step count is reached) the dataset asks the engine to
+  run its epoch boundary (retire, inject queued variants) and re-reads the pool,
+  so the sampler of the next epoch, which reads ``len(dataset)`` (no side
+  effect), samples the new pool;
 - ``bfcl:train|test|all`` or a tasks JSONL path: a fixed set (validation).
 
 Rows are counted as the dataloader fetches them (hence
 `data.dataloader_num_workers: 0`): every `data.train_batch_size` rows start a
 training step, which tells the engine actor that the previous step is over (its
-seeds go to synthesis; `EngineService.begin_step`). The epoch boundary runs in
-``__len__``, which verl's samplers call when an epoch's iterator is created;
-verl calls ``len(dataloader)`` otherwise only while setting up, so set
-`trainer.total_training_steps` (the pool size changes between epochs). Each row carries its task as JSON in
+seeds go to synthesis; `EngineService.begin_step`). Set
+`trainer.total_training_steps` (the pool size changes between epochs). verl's
+checkpoints save the dataloader's state, and with it this dataset's
+(`state_dict`): a resumed run continues the epoch where it stopped, with the same
+rows and the served-row count, so its boundary falls on the same step. Trainers
+that never call ``on_batch_end`` (verl's fully-async and one-step-off recipes)
+cannot drive a live pool: the first row fetched past an unclosed epoch raises.
+Each row carries its task as JSON in
 ``extra_info['task']`` (verl's per-step ``uid`` is random, so the task id
 travels there too) and names the rods agent loop in ``agent_name``.
 """
@@ -116,10 +122,8 @@ class RodsTaskDataset(Dataset):
                 f"the active pool has {len(self.rows)} tasks, fewer than one batch of {self.batch_size}"
             )
 
-    def _maybe_new_epoch(self) -> None:
-        """If the last epoch was served in full, run the engine's epoch boundary and re-read the pool."""
-        if not self.live or self._served < self._epoch_rows:
-            return
+    def _end_epoch(self) -> None:
+        """The epoch was served in full: run the engine's epoch boundary and re-read the pool."""
         result = self.engine.end_epoch(self.step)
         self.last_report = result["report"]
         self.epoch += 1
@@ -130,11 +134,16 @@ class RodsTaskDataset(Dataset):
         )
 
     def __len__(self) -> int:
-        self._maybe_new_epoch()
         return len(self.rows)
 
     def __getitem__(self, item: int) -> dict[str, Any]:
         if self.live:
+            if self._served >= self._epoch_rows:
+                raise RuntimeError(
+                    f"epoch {self.epoch} of the rods pool was served in full ({self._epoch_rows} rows) but its "
+                    "boundary never ran: the trainer must call dataset.on_batch_end(batch) after every step (verl's "
+                    "RayPPOTrainer does)"
+                )
             if self._served % self.step_size == 0:
                 self.step += 1
                 self.engine.begin_step(self.step)
@@ -148,9 +157,25 @@ class RodsTaskDataset(Dataset):
         row["interaction_kwargs"] = {}
         return row
 
-    # verl's legacy trainer calls this after each step; the epoch logic above needs nothing from it.
-    def on_batch_end(self, batch: Any) -> None:
-        return None
+    def on_batch_end(self, batch: Any = None) -> None:
+        """verl's trainer calls this after every training step: the epoch's last step runs the boundary."""
+        if self.live and self._served >= self._epoch_rows:
+            self._end_epoch()
+
+    # -- resume: verl saves the dataloader's state, which includes this (torchdata's Stateful protocol)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"epoch": self.epoch, "step": self.step, "served": self._served, "task_ids": list(self.task_ids)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue the saved epoch: its rows (same order, so the sampler's indices still mean them) and count."""
+        if not self.live:
+            return
+        ids = list(state["task_ids"])
+        self._set_rows(self.engine.tasks(ids))
+        self.epoch, self.step, self._served = int(state["epoch"]), int(state["step"]), int(state["served"])
+        logger.info("resumed epoch %d at step %d: %d of %d rows served", self.epoch, self.step, self._served,
+                    self._epoch_rows)
 
     @classmethod
     def from_config(cls, config: Any, split: str = "train", **kwargs: Any) -> RodsTaskDataset:

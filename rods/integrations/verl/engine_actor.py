@@ -86,6 +86,10 @@ class EngineService:
     def active_tasks(self) -> list[Task]:
         return self.engine.active_tasks()
 
+    def tasks(self, task_ids: Sequence[str]) -> list[Task]:
+        """The tasks with these ids, in this order (active, queued or retired)."""
+        return [self.engine.task(t) for t in task_ids]
+
     def save(self, path: str | None = None) -> str | None:
         saved = self.engine.save(path)
         return str(saved) if saved is not None else None
@@ -255,6 +259,9 @@ class RemoteEngine:
 
     def active_tasks(self) -> list[Task]:
         return self._call("active_tasks")
+
+    def tasks(self, task_ids: Sequence[str]) -> list[Task]:
+        return self._call("tasks", list(task_ids))
 
     def save(self, path: str | None = None) -> str | None:
         return self._call("save", path)

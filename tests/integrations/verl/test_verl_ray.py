@@ -266,23 +266,22 @@ def test_dataset_rereads_pool_at_epoch_boundary(ray_cluster, seeds, tmp_path):
             engine.report(f"{dataset.step}:{info['task_id']}", info["task_id"], 0.0, 2)
         if len(served) == 4:  # synthesis delivers variants mid-epoch; they wait in the queue
             engine.submit([make_variant(seeds[0], 7), make_variant(seeds[3], 7), make_variant(seeds[4], 7)])
-    assert len(served) == 8 and dataset.epoch == 0 and engine.current_step() == 2
-    assert [t.id for t in engine.active_tasks()] == [t.id for t in seeds]  # nothing injected mid-epoch
-
-    second = [info["task_id"] for batch in loader for info in batch["extra_info"]]
-    assert dataset.epoch == 1 and dataset.last_report["injected"]
+            assert [t.id for t in engine.active_tasks()] == [t.id for t in seeds]  # nothing injected mid-epoch
+        dataset.on_batch_end(batch)  # verl's trainer, after each step: the epoch's last one runs the boundary
+    assert len(served) == 8 and dataset.epoch == 1 and engine.current_step() == 2
     injected = dataset.last_report["injected"]
-    assert len(injected) == 2  # at most 20% of the active pool per injection
-    assert len(second) == 12 and set(injected) <= set(second)  # the new epoch serves the injected tasks
-    assert engine.current_step() == 5
+    assert len(injected) == 2 and len(dataset) == 12  # at most 20% of the active pool per injection
+
+    second = []
+    for batch in loader:
+        second += [info["task_id"] for info in batch["extra_info"]]
+        dataset.on_batch_end(batch)
+    assert dataset.epoch == 2 and engine.current_step() == 5
     assert all(engine.stats(t)["n_groups"] >= 1 for t in set(served))
-    # the sampler's len() at the start of the next epoch runs the next boundary: the last variant joins
+    assert len(second) == 12 and set(injected) <= set(second)  # the new epoch serves the injected tasks
+    # the second epoch's boundary (after step 5) let the last variant join
     variants = {f"{seeds[i].id}__v7" for i in (0, 3, 4)}
-    assert (
-        len(dataset) == 13
-        and dataset.epoch == 2
-        and dataset.last_report["injected"] == sorted(variants - set(injected))
-    )
+    assert len(dataset) == 13 and dataset.last_report["injected"] == sorted(variants - set(injected))
     ray.kill(engine.handle)
 
 

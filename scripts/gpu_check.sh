@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The GPU check: 3 GRPO steps of the closed loop through TRL on CUDA in bf16, on the lent GPU machine.
+#
+# A tokenizer and a small random Llama are built on the spot (no hub); the steps run
+# rods' own training loop: agent-loop rollouts, progress rewards, the data engine,
+# template synthesis and an epoch boundary with injection. The last line printed is one
+# JSON object: {"device", "dtype", "steps", "seconds_per_step", "rollouts_per_s",
+# "engine_observations", "injected", "seconds"}. It must finish in under 5 minutes.
+#
+# The machine's image lacks TRL, datasets, pydantic and openai and cannot fetch them:
+# build the wheelhouse here first (scripts/gpu_wheelhouse.sh -> .whl/, ~9 MiB) and carry
+# it with the call (the device tool's `carry: [".whl"]`). Extra arguments go to
+# bench/gpu_check.py (e.g. --k 16 --tasks-per-step 8). `--device cpu` runs the same on CPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WHEELS="${WHEELS:-.whl}"
+SITE="${SITE:-/tmp/rods-gpu-site}"
+PY="${PYTHON:-python3}"
+if ! "$PY" -c "import trl, datasets, pydantic, openai, bfcl_eval" 2>/dev/null; then
+    ls "$WHEELS"/*.whl >/dev/null 2>&1 || { echo "gpu_check: no wheels in $WHEELS (run scripts/gpu_wheelhouse.sh and carry .whl)" >&2; exit 2; }
+    "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" "$WHEELS"/*.whl
+    export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
+fi
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+"$PY" - <<'PY'
+import importlib.metadata as md, sys
+print("python", sys.version.split()[0], *(f"{n} {md.version(n)}" for n in ("torch", "transformers", "accelerate", "trl", "datasets", "pyarrow", "huggingface_hub")))
+PY
+exec timeout "${GPU_CHECK_TIMEOUT:-300}" "$PY" bench/gpu_check.py "$@"
