@@ -251,7 +251,7 @@ def to_json(value: Any, _path: frozenset[int] = frozenset()) -> Any:
     if isinstance(value, (set, frozenset)):
         return sorted((to_json(v, inner) for v in value), key=lambda v: json.dumps(v, sort_keys=True, default=str))
     if hasattr(value, "model_dump"):
-        return to_json(value.model_dump(mode="json"), inner)
+        return value.model_dump(mode="json")  # already plain JSON data
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return to_json({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, inner)
     if hasattr(value, "__dict__") and not callable(value):
