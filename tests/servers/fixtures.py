@@ -9,11 +9,13 @@
 * ``vllm_server``: one vLLM OpenAI-compatible server per session serving the
   embedded model (float32 safetensors copy); yields its base URL (model name:
   ``VLLM_MODEL_NAME``). Skipped, with the reason, when ``make vllm`` has not run;
-  under ``make test`` (RODS_REQUIRE_SERVERS=1) that skip fails.
+  under ``make test`` (RODS_REQUIRE_SERVERS=1) that skip fails. ``$RODS_VLLM_BASE_URL``
+  names a server already running instead (``PYTHONPATH=tests python -m servers.vllm``).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -47,6 +49,10 @@ def llama_server() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def vllm_server() -> Iterator[str]:
+    running = os.environ.get("RODS_VLLM_BASE_URL")  # a server already up (started by hand, same flags)
+    if running:
+        yield running
+        return
     missing = vllm_missing()
     if missing:
         pytest.skip(missing)

@@ -62,6 +62,8 @@ class VllmServer(LlamaServer):
             "--port", str(self.port),
             "--max-model-len", str(self.max_model_len),
             "--dtype", "float32",
+            # No torch.compile warm-up: it alone took over 6 min on two busy cores; eager starts at once.
+            "--optimization-level", "0",
             "--enable-auto-tool-choice", "--tool-call-parser", "hermes",
             "--enable-prefix-caching",
             "--disable-log-stats",
@@ -72,3 +74,12 @@ class VllmServer(LlamaServer):
         env["VLLM_CPU_KVCACHE_SPACE"] = str(self.kv_cache_gib)
         env.pop("PYTHONPATH", None)  # the vLLM venv must not see .venv's packages (transformers differs)
         return env
+
+
+if __name__ == "__main__":  # `PYTHONPATH=tests python -m servers.vllm`: serve until interrupted (RODS_VLLM_BASE_URL)
+    import time
+
+    with VllmServer() as server:
+        print(server.base_url, flush=True)
+        while server.proc is not None and server.proc.poll() is None:
+            time.sleep(5)
