@@ -7,7 +7,7 @@
 # `import vllm` (`operator torchvision::nms does not exist`); text models need none of
 # torchvision, torchaudio, torchcodec, so they are removed. vLLM cannot read the embedded GGUF:
 # .venv's transformers dequantizes it once into $VLLM_VENV/models/smollm2-135m-instruct
-# (docs/design.md §13.1). Idempotent: a stamp file skips the work when nothing changed.
+# (docs/design.md §5). Idempotent: a stamp file skips the work when nothing changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${VENV:-.venv}"

@@ -32,7 +32,7 @@ import json
 import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, StringConstraints, conlist, create_model
+from pydantic import BaseModel, Field, StringConstraints, conlist, create_model
 
 from rods.llm.base import LLMBackend
 from rods.synth.api_graph import describe, function_docs
@@ -41,21 +41,22 @@ from rods.synth.leak import leaks
 from rods.synth.plan import Plan
 from rods.tasks.model import Task
 
-#: Longest query the schema allows (characters). BFCL's train queries: 99% within 490, the
-#: longest 932; the template backend's: 99% within 330.
-MAX_QUERY_CHARS = 600
-#: Characters all queries of one rewrite may take together; with many turns each query's
-#: bound shrinks (never below `MIN_QUERY_CHARS`) so the reply stays short.
+#: Longest query a reply may hold (characters): the template backend's longest turns
+#: (long lists of values) need room; BFCL's train queries: 99% within 490, the longest 932.
+MAX_QUERY_CHARS = 4000
+#: What the schema sent to a server allows: all queries of one rewrite together at most
+#: `REWRITE_CHARS`, each between `MIN_QUERY_CHARS` and `SENT_QUERY_CHARS`.
 REWRITE_CHARS = 2400
 MIN_QUERY_CHARS = 240
+SENT_QUERY_CHARS = 600
 
 
 Query = Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)]
 
 
 def query_chars(n: int) -> int:
-    """The bound of each of `n` queries."""
-    return min(MAX_QUERY_CHARS, max(MIN_QUERY_CHARS, REWRITE_CHARS // max(1, n)))
+    """The bound of each of `n` queries in the schema a server receives."""
+    return min(SENT_QUERY_CHARS, max(MIN_QUERY_CHARS, REWRITE_CHARS // max(1, n)))
 
 
 def rewrite_max_tokens(n: int, floor: int) -> int:
@@ -66,9 +67,18 @@ def rewrite_max_tokens(n: int, floor: int) -> int:
 
 @functools.cache
 def queries_model(n: int) -> type[BaseModel]:
-    """The reply of purpose "rewrite": exactly `n` queries of bounded length (one model per `n`)."""
-    bounded = Annotated[str, StringConstraints(max_length=query_chars(n))]
-    return create_model("Queries", queries=(conlist(bounded, min_length=n, max_length=n), ...))
+    """The reply of purpose "rewrite": exactly `n` queries (one model per `n`).
+
+    The schema sent bounds each query at `query_chars(n)`; the check allows up to
+    `MAX_QUERY_CHARS` (backends that write no JSON under a grammar, like the
+    template's long turns). The schema is never looser than the check.
+    """
+
+    def bound(schema: dict[str, Any]) -> None:
+        schema["items"]["maxLength"] = query_chars(n)
+
+    return create_model("Queries", queries=(conlist(Query, min_length=n, max_length=n),
+                                            Field(json_schema_extra=bound)))
 
 
 class TurnQuery(BaseModel):

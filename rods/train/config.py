@@ -91,7 +91,7 @@ class GRPOSettings(Section):
         "hf",
         description="Who generates rollout replies: hf (the trainer's model, transformers generate) or vllm_server "
         "(a vLLM server at vllm_base_url, from exact token ids, with log-probabilities and prefix caching; the "
-        "server keeps its weights: no weight sync on CPU, docs/design.md §13.3).",
+        "server keeps its weights: no weight sync on CPU, docs/design.md §6.1).",
     )
     vllm_base_url: str | None = Field(None, description="The vLLM server of generation: vllm_server, e.g. "
                                                          "http://127.0.0.1:8000/v1.")

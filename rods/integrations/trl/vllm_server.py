@@ -12,7 +12,7 @@ the user appended since the last reply.
 Not done here: sending the trainer's new weights to the server. TRL's own server
 mode (``trl vllm-serve`` + ``VLLMClient``) syncs weights through an NCCL
 communicator, which needs a CUDA device; on CPU the server keeps the weights it
-was started with (docs/design.md §13.3).
+was started with (docs/design.md §6.1).
 """
 
 from __future__ import annotations
