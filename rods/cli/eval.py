@@ -22,7 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("eval", help="score a policy on BFCL multi-turn tasks", description=__doc__)
     src = p.add_argument_group("policy")
     src.add_argument(
-        "--model", required=True, help="model folder, .gguf file or 'embedded'; with --base-url: the served name"
+        "--model", default=None,
+        help="model folder, .gguf file or 'embedded'; with --base-url: the served name (default: the server's first)",
     )
     src.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     src.add_argument("--api-key", default=None, help="endpoint key (default: $OPENAI_API_KEY or 'EMPTY')")
@@ -100,6 +101,8 @@ def build_policy(args: argparse.Namespace) -> Any:
     from rods.llm.local_backend import load_model
     from rods.llm.weights import EMBEDDED
 
+    if args.model is None:
+        raise ValueError("--model is required without --base-url: a model folder, a .gguf file or 'embedded'")
     if args.model != EMBEDDED and Path(args.model).suffix != ".gguf" and not Path(args.model).exists():
         raise FileNotFoundError(f"--model: no model folder at {args.model} (or pass --base-url for an endpoint)")
     model, tokenizer = load_model(args.model)
@@ -153,7 +156,7 @@ def _run(args: argparse.Namespace, console: Any, tasks: list[Any]) -> int:
             tasks,
             k=args.k,
             out_dir=args.out,
-            model=args.model,
+            model=args.model or policy.model,
             split=str(args.tasks) if args.tasks else args.split,
             options=EpisodeOptions(
                 max_steps_per_turn=args.max_steps,

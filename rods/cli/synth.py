@@ -1,6 +1,6 @@
 """`rods synth`: synthesize verified variants of seed tasks; `rods synth graph`: the API graph.
 
-    rods synth --seeds FILE --per-seed N --llm {template,local,openai} [--base-url URL --model NAME] --out FILE
+    rods synth --seeds FILE --per-seed N --llm {template,local,openai} [--base-url URL [--model NAME]] --out FILE
     rods synth graph --out FILE      # JSON at FILE, PNG next to it
 
 `--seeds` takes a task JSONL file, or `train` / `test` for the BFCL split.
@@ -28,7 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--llm", choices=["template", "local", "openai"], action="append",
                    help="synthesis backend (template: model-free offline fallback); repeat for an ensemble")
     p.add_argument("--base-url", action="append", default=[], help="OpenAI-compatible endpoint (with --llm openai)")
-    p.add_argument("--model", action="append", default=[], help="model name (openai) or path (local)")
+    p.add_argument("--model", action="append", default=[],
+                   help="model name (openai; default: the server's first model) or path (local)")
     p.add_argument("--routing", choices=["round_robin", "acceptance"], default="round_robin",
                    help="with several --llm: pick each variant's backbone in turn or by measured acceptance")
     p.add_argument("--out", type=Path, help="output JSONL of accepted tasks")
@@ -71,8 +72,8 @@ def make_backends(llms: list[str] | None, urls: list[str], models: list[str]):
             model = models[min(k, len(models) - 1)] if models else None
             k += 1
             if llm == "openai":
-                if not url or not model:
-                    raise ValueError("--llm openai needs --base-url and --model")
+                if not url:
+                    raise ValueError("--llm openai needs --base-url (--model defaults to the server's first model)")
                 kw = {"base_url": url, "model": model}
             elif model:
                 kw = {"model": model}

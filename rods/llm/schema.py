@@ -87,3 +87,45 @@ def _path(loc: tuple[Any, ...]) -> str:
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out or "$"
+
+
+#: Longest free-text ``reason`` a reply model allows (characters): a short
+#: bound keeps a grammar-constrained reply inside its ``max_tokens``.
+MAX_REASON_CHARS = 300
+#: Longest string value a reply may propose (an argument, a config value).
+MAX_VALUE_CHARS = 100
+
+#: Any scalar a reply may propose, strings bounded.
+SCALAR: dict[str, Any] = {"anyOf": [{"type": "string", "maxLength": MAX_VALUE_CHARS}, {"type": "integer"},
+                                    {"type": "number"}, {"type": "boolean"}]}
+
+
+def like(value: Any, max_chars: int = MAX_VALUE_CHARS) -> dict[str, Any]:
+    """JSON Schema of a value of `value`'s JSON type (for a reply that replaces it), strings bounded."""
+    if isinstance(value, bool):
+        return {"type": "boolean"}
+    if isinstance(value, int):
+        return {"type": "integer"}
+    if isinstance(value, float):
+        return {"type": "number"}
+    if isinstance(value, str):
+        return {"type": "string", "maxLength": max(max_chars, 2 * len(value))}
+    if isinstance(value, (list, tuple)):
+        return {"type": "array"}
+    if isinstance(value, dict):
+        return {"type": "object"}
+    return {}
+
+
+def closed_object(properties: dict[str, dict[str, Any]], required: list[str] | None = None) -> dict[str, Any]:
+    """Schema of an object with exactly these optional (or `required`) keys: no other key is allowed.
+
+    Used as ``json_schema_extra`` of a ``dict`` field: a constrained server can
+    only write the listed keys; the field's own check stays as lenient as its
+    type, so a server that ignores the schema still has its unknown keys
+    counted by the stage rather than failing validation.
+    """
+    out: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        out["required"] = list(required)
+    return out

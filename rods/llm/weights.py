@@ -9,6 +9,7 @@ transformers) stay inside the function.
 from __future__ import annotations
 
 import logging
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -66,3 +67,27 @@ def load_causal_lm(name_or_path: str | Path, gguf_file: str | None = None, *,
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     logger.info("loaded %s%s in %.1fs", source, f" ({gguf})" if gguf else "", time.perf_counter() - start)
     return model, tokenizer
+
+
+def export_float_copy(dest: str | Path, name_or_path: str | Path = EMBEDDED) -> Path:
+    """Save a float32 safetensors copy of a (GGUF) model and its tokenizer in `dest`; return `dest`.
+
+    Servers that cannot read GGUF (vLLM) serve this folder. The dequantized model
+    still carries its GGUF quantization config, which would make the folder
+    look quantized: it is dropped before saving. Skipped when `dest` already
+    holds a copy (the folder appears whole, by a rename, once saved).
+    """
+    dest = Path(dest)
+    if (dest / "config.json").is_file():
+        return dest
+    model, tokenizer = load_causal_lm(name_or_path)
+    model.config.quantization_config = None
+    model.config.__dict__.pop("quantization_config", None)
+    model.hf_quantizer = None
+    partial = dest.with_name(dest.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    tokenizer.save_pretrained(partial)
+    model.save_pretrained(partial)
+    partial.rename(dest)  # a folder is there whole or not at all
+    logger.info("saved a float copy of %s in %s", name_or_path, dest)
+    return dest

@@ -30,7 +30,7 @@ class OpenAIPolicy:
 
     Args:
         base_url: e.g. ``http://127.0.0.1:8000/v1``.
-        model: the served model name.
+        model: the served model name (None: the server's first, from ``GET /v1/models``).
         native_tools: send ``tools`` with each request (else episodes describe
             the tools in the prompt).
         concurrency: requests in flight at once.
@@ -41,7 +41,7 @@ class OpenAIPolicy:
     def __init__(
         self,
         base_url: str | None,
-        model: str,
+        model: str | None = None,
         api_key: str = "EMPTY",
         *,
         concurrency: int = 8,
@@ -62,9 +62,13 @@ class OpenAIPolicy:
         config = LLMConfig(timeout_s=timeout, max_retries=max_retries, max_concurrency=self.concurrency,
                            temperature=temperature, max_tokens=max_tokens)
         self.backend = OpenAIBackend(base_url, model, api_key, config=config, request_kwargs=request)
-        self.model = model
         self.native_tools = native_tools
         self.stats = GenerationStats()
+
+    @property
+    def model(self) -> str:
+        """The served model's name (asked from the server once when none was given)."""
+        return self.backend.model
 
     def generate(self, batch: list[tuple[Messages, list[dict[str, Any]]]]) -> list[str]:
         start = time.perf_counter()

@@ -22,11 +22,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, create_model
 
 from rods.envs.calls import ToolCall, format_call
 from rods.envs.environment import ToolEnvironment
 from rods.llm.base import LLMBackend
+from rods.llm.schema import MAX_REASON_CHARS, closed_object, like
 from rods.synth.plan import Plan
 from rods.synth.resolver import resolve
 
@@ -88,7 +89,18 @@ class ConfigPatch(BaseModel):
     """The reply of purpose "config_patch": new values for keys of one class's state."""
 
     patch: dict[str, Any]
-    reason: str = ""
+    reason: str = Field("", max_length=MAX_REASON_CHARS)
+
+
+def config_patch_model(state: dict[str, Any]) -> type[ConfigPatch]:
+    """`ConfigPatch` whose schema allows only `state`'s keys, each with its current value's JSON type.
+
+    The check stays `ConfigPatch`'s: unknown keys from a server that ignores the
+    schema are dropped and counted (`invalid_patches`).
+    """
+    keys = {key: like(value) for key, value in state.items()}
+    return create_model("ConfigPatch", __base__=ConfigPatch,
+                        patch=(dict[str, Any], Field(json_schema_extra=closed_object(keys))))
 
 
 class Executor:
@@ -118,7 +130,7 @@ class Executor:
              {"role": "user", "content": f"The call {failure.function} failed with: {failure.result[:300]}. "
               f"Current {owner} state: {json.dumps(plan.initial_config[owner], default=str)[:2000]}. "
               "Reply as JSON {\"patch\": {key: new value}, \"reason\": \"...\"} with only keys of this state."}],
-            json_schema=ConfigPatch, purpose="config_patch",
+            json_schema=config_patch_model(plan.initial_config[owner]), purpose="config_patch",
             context={"class": owner, "function": failure.function, "error": failure.result,
                      "config": plan.initial_config[owner]},
         )

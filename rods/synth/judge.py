@@ -32,6 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from rods.llm.base import LLMBackend
+from rods.llm.schema import MAX_REASON_CHARS, closed_object
 from rods.synth.executor import Execution
 from rods.synth.leak import leaks
 from rods.synth.profile import result_value, trace_task, value_paths
@@ -47,13 +48,21 @@ class CriterionVerdict(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
     passed: bool = Field(alias="pass")
-    reason: str = ""
+    reason: str = Field("", max_length=MAX_REASON_CHARS)
 
 
 class JudgeVerdicts(BaseModel):
-    """The reply of purpose "judge": criterion name -> verdict."""
+    """The reply of purpose "judge": criterion name -> verdict (the schema asks for exactly
+    ``natural`` and ``intent``; a missing one counts as "no verdict")."""
 
-    verdicts: dict[str, CriterionVerdict]
+    verdicts: dict[str, CriterionVerdict] = Field(
+        json_schema_extra=lambda schema: _ask_for(schema, "natural", "intent"))
+
+
+def _ask_for(schema: dict[str, Any], *names: str) -> None:
+    """Close the ``verdicts`` object's schema to exactly `names`, each a verdict (in place, for pydantic)."""
+    verdict = schema["additionalProperties"]  # CriterionVerdict's reference
+    schema.update(closed_object({name: verdict for name in names}, required=list(names)))
 
 
 @dataclass

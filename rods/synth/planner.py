@@ -35,6 +35,7 @@ failures per (seed, position) and re-plans around them. What a plan holds is
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import logging
 import math
@@ -44,9 +45,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from rods.llm.base import LLMBackend
+from rods.llm.schema import MAX_REASON_CHARS, SCALAR, closed_object
 from rods.synth.api_graph import APIGraph
 from rods.synth.initial_config import materialize_config, rename_unchanged_root
 from rods.synth.plan import Plan, PlannedCall
@@ -132,18 +134,38 @@ def seed_slots(seed: Task, trace: Trace, profile: ComplexityProfile, graph: APIG
     return slots
 
 
+#: Longest narrative the schema allows (characters; two or three sentences).
+MAX_NARRATIVE_CHARS = 600
+
+
 class Narrative(BaseModel):
     """The reply of purpose "plan.narrative": one goal for the whole task."""
 
-    narrative: str = Field(min_length=10)
+    narrative: str = Field(min_length=10, max_length=MAX_NARRATIVE_CHARS)
 
 
 class SequenceChoice(BaseModel):
     """The reply of purpose "plan.sequence": a candidate's index and argument suggestions per step."""
 
     choice: int
-    reason: str = ""
+    reason: str = Field("", max_length=MAX_REASON_CHARS)
     arguments: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+@functools.lru_cache(maxsize=256)
+def sequence_choice_model(n: int, params: tuple[tuple[str, ...], ...]) -> type[SequenceChoice]:
+    """`SequenceChoice` whose schema allows only the `n` candidate indices and, per step index, the
+    parameters the candidates' functions take there (`params[j]`), with bounded values.
+
+    The checks stay `SequenceChoice`'s: a server that ignores the schema still has its
+    out-of-range choice or unknown step counted (`invalid_choices`, `invalid_arguments`).
+    """
+    steps = {str(j): closed_object({p: SCALAR for p in names}) for j, names in enumerate(params)}
+    return create_model(
+        "SequenceChoice", __base__=SequenceChoice,
+        choice=(int, Field(json_schema_extra={"enum": list(range(n))})),
+        arguments=(dict[str, dict[str, Any]], Field(default_factory=dict, json_schema_extra=closed_object(steps))),
+    )
 
 
 class Planner:
@@ -293,6 +315,9 @@ class Planner:
         shown = [[{"turn": s.turn, "function": n, "parameters": list(self.graph.nodes[n].required),
                    "description": self.graph.nodes[n].description.split(". ")[0]}
                   for n, s in zip(seq, slots)] for seq in candidates]
+        width = max(len(seq) for seq in candidates)
+        params = tuple(tuple(sorted({p for seq in candidates if j < len(seq) for p in self.graph.nodes[seq[j]].params}))
+                       for j in range(width))
         reply = self.backend.chat(
             [{"role": "system", "content": "You plan tool-use tasks for a user's goal."},
              {"role": "user", "content": f"Goal: {narrative or '(none)'}\nCandidate call sequences (index: steps): "
@@ -300,7 +325,7 @@ class Planner:
               + "\nPick the sequence that serves the goal best. You may also propose argument values that fit "
               "the goal for steps of the chosen sequence. Answer as JSON {\"choice\": index, "
               "\"arguments\": {step index: {parameter: value}}}."}],
-            json_schema=SequenceChoice, purpose="plan.sequence",
+            json_schema=sequence_choice_model(len(candidates), params), purpose="plan.sequence",
             context={"candidates": candidates, "narrative": narrative, "seed": rng.randrange(2**31)},
         )
         answer: SequenceChoice = reply.parsed

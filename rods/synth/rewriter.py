@@ -18,8 +18,9 @@ turn's query is written on its own (:meth:`Rewriter.rewrite_each`, purpose
 calls, no other turn and no narrative, so cross-turn coherence is lost.
 
 The reply model (:func:`queries_model`, whose JSON schema goes with the request)
-pins the array's length to the number of turns and caps each query's length, so servers with constrained decoding get it
-right; an answer of the wrong shape (6 queries for 5 turns) goes back to the
+pins the array's length to the number of turns and caps each query's length, and the call's
+`max_tokens` leaves room for every query at that cap, so servers with constrained decoding get it
+right and are not cut off mid-string; an answer of the wrong shape (6 queries for 5 turns) goes back to the
 model for repair (`LLMBackend.chat`) and, if it still does not fit, counts as
 a rejection (``llm_error:rewrite``), never as an internal error.
 """
@@ -31,7 +32,7 @@ import json
 import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, StringConstraints, conlist, create_model
+from pydantic import BaseModel, Field, StringConstraints, conlist, create_model
 
 from rods.llm.base import LLMBackend
 from rods.synth.api_graph import describe, function_docs
@@ -40,17 +41,44 @@ from rods.synth.leak import leaks
 from rods.synth.plan import Plan
 from rods.tasks.model import Task
 
-#: Longest query the schema allows (characters).
+#: Longest query a reply may hold (characters): the template backend's longest turns
+#: (long lists of values) need room; BFCL's train queries: 99% within 490, the longest 932.
 MAX_QUERY_CHARS = 4000
+#: What the schema sent to a server allows: all queries of one rewrite together at most
+#: `REWRITE_CHARS`, each between `MIN_QUERY_CHARS` and `SENT_QUERY_CHARS`.
+REWRITE_CHARS = 2400
+MIN_QUERY_CHARS = 240
+SENT_QUERY_CHARS = 600
 
 
 Query = Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)]
 
 
+def query_chars(n: int) -> int:
+    """The bound of each of `n` queries in the schema a server receives."""
+    return min(SENT_QUERY_CHARS, max(MIN_QUERY_CHARS, REWRITE_CHARS // max(1, n)))
+
+
+def rewrite_max_tokens(n: int, floor: int) -> int:
+    """The rewrite call's `max_tokens` for `n` turns (at least `floor`): every query at its bound fits
+    even at one token per character, so a grammar-constrained reply always ends inside it."""
+    return max(floor, 64 + n * (query_chars(n) + 8))
+
+
 @functools.cache
 def queries_model(n: int) -> type[BaseModel]:
-    """The reply of purpose "rewrite": exactly `n` queries of bounded length (one model per `n`)."""
-    return create_model("Queries", queries=(conlist(Query, min_length=n, max_length=n), ...))
+    """The reply of purpose "rewrite": exactly `n` queries (one model per `n`).
+
+    The schema sent bounds each query at `query_chars(n)`; the check allows up to
+    `MAX_QUERY_CHARS` (backends that write no JSON under a grammar, like the
+    template's long turns). The schema is never looser than the check.
+    """
+
+    def bound(schema: dict[str, Any]) -> None:
+        schema["items"]["maxLength"] = query_chars(n)
+
+    return create_model("Queries", queries=(conlist(Query, min_length=n, max_length=n),
+                                            Field(json_schema_extra=bound)))
 
 
 class TurnQuery(BaseModel):
@@ -149,6 +177,7 @@ class Rewriter:
         reply = self.backend.chat(
             [{"role": "system", "content": "You write realistic user requests."}, {"role": "user", "content": prompt}],
             json_schema=queries_model(len(turns)), purpose="rewrite", context=context,
+            max_tokens=rewrite_max_tokens(len(turns), self.backend.config.max_tokens),
         )
         queries = reply.parsed.queries
         return ["" if t["kind"] == "reveal" else q.strip() for t, q in zip(turns, queries)]

@@ -210,14 +210,17 @@ class ValueRemapper:
         return self._new_word("word")
 
     def fresh_number(self, integer: bool = True) -> int | float:
-        """A new distinctive number (11..499, or with two decimals) that is not a seed number."""
+        """A new distinctive number (11..499, or with two decimals; above 499 when those run out), not a seed number."""
         taken = self._avoid_numbers | {float(v) for v in self.numbers.values()}
         for _ in range(200):
             new = self.rng.randint(11, 499) if integer else round(self.rng.uniform(11, 499), 2)
             if float(new) not in taken:
                 self.numbers[float(new)] = new
                 return new
-        raise RuntimeError("could not draw a fresh number")
+        # 11..499 nearly used up (a seed full of numbers, many draws): take a free one above it
+        new = next(n for n in range(500, 500 + len(taken) + 1) if float(n) not in taken)
+        self.numbers[float(new)] = new
+        return new
 
     # ------------------------------------------------------------- private
 

@@ -87,9 +87,24 @@ class GRPOSettings(Section):
         default_factory=lambda: ["none"], description="Trackers passed to TRL: none, tensorboard, wandb, ..."
     )
     seed: int = Field(0, description="Trainer seed.")
+    generation: Literal["hf", "vllm_server"] = Field(
+        "hf",
+        description="Who generates rollout replies: hf (the trainer's model, transformers generate) or vllm_server "
+        "(a vLLM server at vllm_base_url, from exact token ids, with log-probabilities and prefix caching; the "
+        "server keeps its weights: no weight sync on CPU, docs/design.md §6.1).",
+    )
+    vllm_base_url: str | None = Field(None, description="The vLLM server of generation: vllm_server, e.g. "
+                                                         "http://127.0.0.1:8000/v1.")
+    vllm_model: str | None = Field(None, description="Its served model name (default: the server's first).")
     extra: dict[str, Any] = Field(
         default_factory=dict, description="Any other GRPOConfig field, passed through unchanged."
     )
+
+    @model_validator(mode="after")
+    def _vllm_server_needs_a_url(self) -> GRPOSettings:
+        if self.generation == "vllm_server" and not self.vllm_base_url:
+            raise ValueError("grpo.generation is vllm_server but grpo.vllm_base_url is not set")
+        return self
 
     @property
     def rollouts_per_step(self) -> int:

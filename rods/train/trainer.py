@@ -117,8 +117,14 @@ def make_rollout(config: TrainConfig, lookup: Callable[[str], Task], tokenizer: 
         tool_format=config.model.tool_format,
         tools_in_prompt=config.model.tools_in_prompt,
     )
+    generator = None
+    if config.grpo.generation == "vllm_server":
+        from rods.integrations.trl.vllm_server import VLLMServerGenerator
+
+        generator = VLLMServerGenerator(str(config.grpo.vllm_base_url), config.grpo.vllm_model)
     return MultiTurnRollout(
-        lookup, tokenizer, config.rollout, options=options, chat_template_kwargs=config.model.chat_template_kwargs
+        lookup, tokenizer, config.rollout, options=options, chat_template_kwargs=config.model.chat_template_kwargs,
+        generator=generator,
     )
 
 

@@ -77,10 +77,13 @@ def test_rods_eval_on_an_endpoint_scores_gold_at_100_and_bfcl_agrees(test_tasks,
     subset = stratified_subset(test_tasks, 8)
     scripted_openai_server.script([], default=gold_responder(subset))
     out = tmp_path / "run"
-    code = rods_main(["eval", "--base-url", scripted_openai_server.base_url, "--model", "gold", "--limit", "8",
+    # no --model: the server's first model (GET /v1/models) is used and reported
+    code = rods_main(["eval", "--base-url", scripted_openai_server.base_url, "--limit", "8",
                       "--concurrency", "4", "--out", str(out)])
     assert code == 0
     report = json.loads((out / "report.json").read_text())
+    assert report["model"] == scripted_openai_server.model
+    assert {body["model"] for body in scripted_openai_server.requests} == {scripted_openai_server.model}
     assert report["n_tasks"] == 8 and set(report["categories"]) == set(CATEGORIES)
     assert report["overall_accuracy"] == 1.0 and report["overall_progress"] == 1.0
     assert report["official"]["official_correct"] == 8 and report["official"]["agree"] == 8
@@ -127,3 +130,5 @@ def test_rods_eval_bad_arguments_are_clear_errors(tmp_path, capsys):
     assert rods_main(["eval", "--model", "x", "--base-url", "http://127.0.0.1:9/v1", "--categories", "bogus",
                       "--out", str(tmp_path / "o")]) == 1
     assert "unknown ['bogus']" in capsys.readouterr().err
+    assert rods_main(["eval", "--limit", "2", "--out", str(tmp_path / "o")]) == 1
+    assert "--model is required without --base-url" in capsys.readouterr().err

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -42,15 +43,29 @@ def _die_with_parent() -> None:
     """In the child: ask Linux to SIGTERM it when the test process dies (no orphans)."""
     try:
         import ctypes
-        import signal
 
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
 
 
+def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    """Send `sig` to the server's process group (the server and its workers)."""
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 class LlamaServer:
-    """One llama.cpp server process; ``base_url`` is ready once :meth:`start` returns."""
+    """One llama.cpp server process; ``base_url`` is ready once :meth:`start` returns.
+
+    :class:`servers.vllm.VllmServer` reuses the start/stop loop with its own
+    :meth:`command`, :meth:`environment` and ``label``.
+    """
+
+    label = "llama.cpp server"
+    log_prefix = "llama-server-"
 
     def __init__(self, model: Path, *, n_ctx: int = 4096, n_threads: int = 2, chat_format: str | None = CHAT_FORMAT,
                  startup_timeout_s: float = 120.0):
@@ -61,7 +76,7 @@ class LlamaServer:
         self.startup_timeout_s = startup_timeout_s
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
-        self._log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log", delete=False)
+        self._log = tempfile.NamedTemporaryFile(prefix=self.log_prefix, suffix=".log", delete=False)
 
     @property
     def base_url(self) -> str:
@@ -79,14 +94,17 @@ class LlamaServer:
             "--verbose", "False",
         ] + (["--chat_format", self.chat_format] if self.chat_format else [])
 
+    def environment(self) -> dict[str, str]:
+        return dict(os.environ, PYTHONUNBUFFERED="1")
+
     def start(self) -> LlamaServer:
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen(self.command(), stdout=self._log, stderr=subprocess.STDOUT, env=env,
-                                     preexec_fn=_die_with_parent)
+        # Its own process group, so stop() also ends the workers a server may spawn.
+        self.proc = subprocess.Popen(self.command(), stdout=self._log, stderr=subprocess.STDOUT,
+                                     env=self.environment(), preexec_fn=_die_with_parent, start_new_session=True)
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"llama.cpp server exited with code {self.proc.returncode}:\n{self.log_tail()}")
+                raise RuntimeError(f"{self.label} exited with code {self.proc.returncode}:\n{self.log_tail()}")
             try:
                 with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as resp:
                     if resp.status == 200 and json.load(resp).get("data"):
@@ -95,16 +113,17 @@ class LlamaServer:
                 pass
             time.sleep(0.5)
         self.stop()
-        raise RuntimeError(f"llama.cpp server not ready after {self.startup_timeout_s}s:\n{self.log_tail()}")
+        raise RuntimeError(f"{self.label} not ready after {self.startup_timeout_s}s:\n{self.log_tail()}")
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
+        if self.proc is not None:
+            _signal_group(self.proc, signal.SIGTERM)
             try:
-                self.proc.wait(timeout=10)
+                self.proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
+                pass
+            _signal_group(self.proc, signal.SIGKILL)  # whatever of the group is left (no orphans)
+            self.proc.wait(timeout=10)
         self.proc = None
 
     def log_tail(self, chars: int = 3000) -> str:

@@ -8,13 +8,13 @@ import pytest
 from synth.conftest import stratified
 
 from rods.llm import make_backend
+from rods.llm.schema import MAX_REASON_CHARS
 from rods.reward import score
-from rods.synth.executor import ConfigPatch
 from rods.synth.judge import JudgeVerdicts
 from rods.synth.pipeline import Pipeline
-from rods.synth.planner import Narrative, SequenceChoice
+from rods.synth.planner import Narrative
 from rods.synth.profile import profile_of, trace_task
-from rods.synth.rewriter import MAX_QUERY_CHARS, queries_model
+from rods.synth.rewriter import MAX_QUERY_CHARS, queries_model, query_chars
 from rods.synth.settings import SynthConfig
 
 from servers.fixtures import MODEL_ALIAS
@@ -93,23 +93,40 @@ def test_scripted_failures_are_counted_and_the_pipeline_keeps_going(scripted_ope
         assert {c.split("(")[0] for t in task.ground_truth for c in t} <= set(api_graph.nodes)
     by_id = {s.id: s for s in seeds}
     assert all(profile_of(t).matches(profile_of(by_id[t.provenance.parent_id])) for t in accepted)
-    # every stage's JSON schema on the wire is its reply model's, named after it
-    models = {"plan.narrative": Narrative, "plan.sequence": SequenceChoice, "judge": JudgeVerdicts,
-              "config_patch": ConfigPatch}
+    # every stage's JSON schema on the wire is its reply model's, named after it, and closed where it can be
     sent = {}
     for purpose, body in zip(server.purposes, server.requests):
-        sent.setdefault(purpose, []).append(body["response_format"]["json_schema"])
-    for purpose, model in models.items():
-        assert all(f == {"name": model.__name__, "schema": model.model_json_schema()} for f in sent.get(purpose, []))
+        sent.setdefault(purpose, []).append((body["response_format"]["json_schema"], body))
+    for purpose, model in {"plan.narrative": Narrative, "judge": JudgeVerdicts}.items():
+        assert all(f == {"name": model.__name__, "schema": model.model_json_schema()} for f, _ in sent[purpose])
+    for f, body in sent["plan.sequence"]:  # only the offered indices, only the steps' own parameters
+        offered = json.loads(re.search(r"\(index: steps\): (\{.*\})\n", body["messages"][-1]["content"]).group(1))
+        props = f["schema"]["properties"]
+        assert f["name"] == "SequenceChoice" and props["choice"]["enum"] == list(range(len(offered)))
+        steps = props["arguments"]
+        assert steps["additionalProperties"] is False and set(steps["properties"]) == {
+            str(j) for j in range(max(map(len, offered.values())))}
+        for j, step in steps["properties"].items():
+            assert step["additionalProperties"] is False
+            assert set(step["properties"]) <= {p for seq in offered.values() if int(j) < len(seq)
+                                               for p in api_graph.nodes[seq[int(j)]["function"]].params}
+        assert props["reason"]["maxLength"] == MAX_REASON_CHARS
+    for f, _ in sent.get("config_patch", []):  # only the failing class's own state keys
+        patch = f["schema"]["properties"]["patch"]
+        assert f["name"] == "ConfigPatch" and patch["additionalProperties"] is False
+        assert patch["properties"] and "no_such_key" not in patch["properties"]
+    judge = sent["judge"][0][0]["schema"]["properties"]["verdicts"]
+    assert judge["required"] == ["natural", "intent"] and judge["additionalProperties"] is False
     assert sent["plan.narrative"] and sent["plan.sequence"] and sent["judge"] and sent["rewrite"]
-    assert sent["judge"][0]["schema"]["$defs"]["CriterionVerdict"]["required"] == ["pass"]  # the alias, not `passed`
-    assert sent["plan.narrative"][0]["schema"]["properties"]["narrative"]["minLength"] == 10
+    assert sent["judge"][0][0]["schema"]["$defs"]["CriterionVerdict"]["required"] == ["pass"]  # the alias, not `passed`
+    assert sent["plan.narrative"][0][0]["schema"]["properties"]["narrative"]["minLength"] == 10
     for body in (b for p, b in zip(server.purposes, server.requests) if p == "rewrite"):
         schema = body["response_format"]["json_schema"]["schema"]
         n = int(re.search(r"(\d+) in all", body["messages"][-1]["content"]).group(1))
         assert schema == queries_model(n).model_json_schema()
         assert schema["properties"]["queries"]["minItems"] == schema["properties"]["queries"]["maxItems"] == n
-        assert schema["properties"]["queries"]["items"]["maxLength"] == MAX_QUERY_CHARS
+        assert schema["properties"]["queries"]["items"]["maxLength"] == query_chars(n) <= MAX_QUERY_CHARS
+        assert body["max_tokens"] >= n * query_chars(n)  # every query at its bound fits, even a token per character
 
 
 @pytest.mark.slow
@@ -130,3 +147,31 @@ def test_pipeline_end_to_end_over_llama_cpp(llama_server, seeds_by_category, api
     assert calls.chats >= 1 and calls.prompt_tokens > 0 and calls.completion_tokens > 0
     for task in accepted:
         assert not trace_task(task).errors and task.provenance.backend.startswith("openai:")
+
+
+@pytest.mark.slow
+def test_rods_synth_against_vllm_counts_every_model_fault(vllm_server, seeds_by_category, tmp_path):
+    """`rods synth --llm openai` against vLLM (grammar-constrained JSON), no --model: the server's first model.
+
+    Whatever the weak model writes, every variant ends accepted or as a counted rejection
+    with a reason, none as an internal error; the schemas leave no room for the shape
+    faults seen before (wrong query counts, JSON cut off mid-string).
+    """
+    from rods.cli import main as rods_main
+    from rods.tasks import read_tasks, write_tasks
+
+    from servers.fixtures import VLLM_MODEL_NAME
+
+    seeds_file, out, stats_file = tmp_path / "seeds.jsonl", tmp_path / "out.jsonl", tmp_path / "stats.json"
+    write_tasks(seeds_file, [t for t in seeds_by_category["base"] if t.id == SMALL_SEED])
+    code = rods_main(["synth", "--seeds", str(seeds_file), "--llm", "openai", "--base-url", vllm_server,
+                      "--per-seed", "2", "--workers", "1", "--out", str(out), "--stats", str(stats_file)])
+    assert code == 0
+    report = json.loads(stats_file.read_text())
+    rejections = report["rejections"]
+    assert report["variants"] == 2 and report["accepted"] + sum(rejections.values()) == 2
+    assert not [r for r in rejections if r.startswith("internal_error")], rejections
+    assert not [r for r in rejections if r.endswith(":invalid_json")], rejections  # constrained: always valid JSON
+    assert report["llm"]["total"]["invalid_json"] == 0 and report["llm"]["total"]["chats"] >= 2
+    for task in read_tasks(out):
+        assert not trace_task(task).errors and task.provenance.backend == f"openai:{VLLM_MODEL_NAME}"

@@ -57,3 +57,11 @@ def test_remapping_never_reuses_seed_values_and_is_seeded():
             assert not ({w.lower() for w in new.replace(".", " ").split()} & seed_words), new
     assert a.remap("USR001") == "USR001"  # the simulator's own user id: kept
     assert is_kept_word("txt") and not is_kept_word("gamma")
+
+
+def test_fresh_numbers_never_run_out():
+    """A seed that uses up 11..499 still gets fresh, distinct numbers (no internal error)."""
+    r = ValueRemapper(random.Random(0), list(range(11, 495)))
+    drawn = [r.fresh_number() for _ in range(40)]
+    assert len(set(drawn)) == 40
+    assert not set(drawn) & set(range(11, 495))

@@ -10,7 +10,10 @@ TRL's own tool loop cannot add further *user* turns, so GRPO on BFCL tasks uses
   tool results and later user turns, then its next reply, ...;
 * ``env_mask``: 1 on tokens the model generated, 0 on everything the
   environment or the chat template inserted (left out of the loss);
-* ``logprobs``: None (TRL recomputes them; no vLLM importance sampling);
+* ``logprobs``: None with HF generate (TRL recomputes them); with a vLLM
+  server generating (``generator``, `rods.integrations.trl.vllm_server`) the
+  sampler's log-probability of each generated token, 0.0 on masked tokens,
+  for TRL's importance-ratio correction;
 * ``progress`` / ``binary`` / ``num_calls`` / ``parse_errors``: per-rollout
   extras, which reach the reward functions as columns.
 
@@ -50,6 +53,7 @@ class TokenEpisode:
     prompt_ids: list[int]
     completion_ids: list[int] = field(default_factory=list)
     env_mask: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)  # the sampler's, per completion token (vLLM only)
     truncated: bool = False  # stopped by the completion-token budget
 
     @property
@@ -68,6 +72,9 @@ class MultiTurnRollout:
             cap and tool description come from `settings`, and `tools_in_prompt`
             None means: unless the chat template takes tools.
         chat_template_kwargs: extra chat-template variables.
+        generator: a `VLLMServerGenerator` (``grpo.generation: vllm_server``):
+            replies come from that server, with log-probabilities; None: the
+            trainer's model generates (HF ``generate``).
     """
 
     def __init__(
@@ -78,8 +85,10 @@ class MultiTurnRollout:
         *,
         options: EpisodeOptions | None = None,
         chat_template_kwargs: dict[str, Any] | None = None,
+        generator: Any = None,
     ) -> None:
         self.lookup = lookup
+        self.generator = generator
         self.tokenizer = tokenizer
         self.settings = settings or RolloutSettings()
         self.native_tools = "tools" in (getattr(tokenizer, "chat_template", None) or "")
@@ -106,6 +115,8 @@ class MultiTurnRollout:
         from trl.models.utils import unwrap_model_for_generation
 
         task_ids = [self._task_id(p) for p in prompts]
+        if self.generator is not None:  # the server generates; the trainer's model is not needed
+            return self.rollout(None, [self.lookup(t) for t in task_ids])
         kwargs = {}
         if getattr(trainer.args, "ds3_gather_for_generation", None) is not None:
             kwargs["gather_deepspeed3_params"] = trainer.args.ds3_gather_for_generation
@@ -151,7 +162,7 @@ class MultiTurnRollout:
             "prompt_ids": [s.prompt_ids for s in streams],
             "completion_ids": [s.completion_ids for s in streams],
             "env_mask": [s.env_mask for s in streams],
-            "logprobs": None,
+            "logprobs": [s.logprobs for s in streams] if self.generator is not None else None,
             "progress": [t.progress for t in trajectories],
             "binary": [float(t.binary) for t in trajectories],
             "num_calls": [t.num_calls for t in trajectories],
@@ -165,13 +176,23 @@ class MultiTurnRollout:
         for lo in range(0, len(order), size):
             chunk = order[lo : lo + size]
             budgets = [self.settings.max_completion_tokens - len(s.completion_ids) for s in chunk]
-            replies = self._generate(model, [s.prompt_ids + s.completion_ids for s in chunk], max(budgets))
-            for stream, reply, budget in zip(chunk, replies, budgets):
-                self._take_reply(stream, reply[: max(budget, 0)])
+            contexts = [s.prompt_ids + s.completion_ids for s in chunk]
+            if self.generator is not None:
+                made = self.generator.generate(
+                    contexts, max(1, min(self.settings.max_reply_tokens, max(budgets))),
+                    temperature=self.settings.temperature, top_p=self.settings.top_p,
+                    stop_token_ids=sorted(self._eos_ids()))
+                replies, logps = [r.token_ids for r in made], [r.logprobs for r in made]
+            else:
+                replies, logps = self._generate(model, contexts, max(budgets)), [[] for _ in chunk]
+            for stream, reply, logp, budget in zip(chunk, replies, logps, budgets):
+                keep = max(budget, 0)
+                self._take_reply(stream, reply[:keep], logp[:keep])
 
-    def _take_reply(self, stream: TokenEpisode, reply: list[int]) -> None:
+    def _take_reply(self, stream: TokenEpisode, reply: list[int], logprobs: list[float] | None = None) -> None:
         stream.completion_ids += reply
         stream.env_mask += [1] * len(reply)
+        stream.logprobs += list(logprobs) if logprobs else [0.0] * len(reply)
         text = self.tokenizer.decode(reply, skip_special_tokens=True)
         episode = stream.episode
         n_before = len(episode.messages)
@@ -192,6 +213,7 @@ class MultiTurnRollout:
         added = self._encode(closing + full[len(upto) :])
         stream.completion_ids += added
         stream.env_mask += [0] * len(added)
+        stream.logprobs += [0.0] * len(added)
         if len(stream.completion_ids) >= self.settings.max_completion_tokens:
             stream.truncated = True
 
