@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Any
 
-from rods.envs.environment import ToolEnvironment, public_state
+from rods.envs.environment import ToolEnvironment, is_bfcl, public_state
+from rods.envs.python import to_json
 from rods.synth.api_graph import function_docs
 from rods.synth.profile import linkable, walk
 from rods.synth.values import ValueRemapper, is_distinctive
@@ -92,13 +93,36 @@ def fits(value: Any, kind: str) -> bool:
     return False
 
 
+def snapshot_leaves(env: ToolEnvironment, owner: str) -> list[tuple[str, Any]]:
+    """(path, scalar) leaves of a Python environment's state as JSON (`ToolEnvironment.snapshot`).
+
+    The key of an entry that holds a record or a list (`orders/o1001`) is a
+    leaf too (`orders/o1001#key`: an id); the key of a scalar (`balance`) is a
+    field name, not a value a call could take.
+    """
+    out: list[tuple[str, Any]] = []
+    stack: list[tuple[str, Any]] = [("", to_json(public_state(env.instance(owner))))]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if isinstance(v, (dict, list)):
+                    out.append((f"{path}/{k}#key", k))
+                stack.append((f"{path}/{k}", v))
+        elif isinstance(node, list):
+            stack.extend((f"{path}/{i}", v) for i, v in enumerate(node))
+        else:
+            out.append((path, node))
+    return out
+
+
 class ArgumentProposer:
     """Proposes argument dicts for one call in the live state (see the module docstring)."""
 
-    def __init__(self, remapper: ValueRemapper, rng: random.Random):
+    def __init__(self, remapper: ValueRemapper, rng: random.Random, classes: Iterable[str] | None = None):
         self.remapper = remapper
         self.rng = rng
-        self.docs = function_docs()
+        self.docs = function_docs(classes)
         self._state: tuple[Any, str | None, list] | None = None  # (env, class, its state values): one per position
 
     def params(self, function: str) -> list[tuple[str, dict[str, Any]]]:
@@ -221,7 +245,8 @@ class ArgumentProposer:
         if owner is None or owner not in env.involved_classes:
             return []
         out = []
-        for path, value in walk(public_state(env.instance(owner))):
+        leaves = walk(public_state(env.instance(owner))) if is_bfcl(owner) else snapshot_leaves(env, owner)
+        for path, value in leaves:
             if not linkable(value) or not isinstance(value, (str, int, float)):
                 continue
             steps = [s for s in re.split(r"[/.]", path) if s][-3:]

@@ -41,6 +41,7 @@ from rods.synth.profile import (
     walk,
 )
 from rods.synth.values import is_distinctive
+from rods.tasks.model import BFCL_ENVIRONMENT
 
 #: Argument draws per function; candidates of one function kept for backtracking; trial calls per run.
 TRIALS_PER_FUNCTION = 8
@@ -101,6 +102,11 @@ def is_failed(result: str) -> bool:
     return isinstance(value, list) and bool(value) and isinstance(value[0], dict) and "error" in value[0]
 
 
+def is_empty(result: str) -> bool:
+    """A result that holds nothing: "", "None", an empty list or object."""
+    return result_value(result) in ("", None, "None", {}, [])
+
+
 def offers_of(result: str, created: set, produced: set) -> list[list]:
     """A call's produced values as later calls should take them: result values and created ones, else result keys."""
     leaves = [v for _, v in value_paths(result_value(result)) if v in produced and v != "None"]
@@ -114,7 +120,7 @@ def resolve(plan: Plan, budget: int = TRIAL_BUDGET) -> Resolution:
     env = ToolEnvironment(plan.initial_config, plan.seed.involved_classes, long_context=plan.seed.long_context)
     state = {cls: class_state(env, cls) for cls in env.involved_classes}
     origin = Step(ToolCall("start", {}), "", env, state, {cls: scalars(walked) for cls, walked in state.items()})
-    proposer = ArgumentProposer(plan.remapper, random.Random(plan.rng_seed))
+    proposer = ArgumentProposer(plan.remapper, random.Random(plan.rng_seed), plan.seed.involved_classes)
     search = _Search(plan, proposer, budget)
     steps: list[Step] = []
     options: list[Iterator[Step] | None] = [None] * len(plan.calls)
@@ -150,7 +156,8 @@ class _Search:
         self.trials = 0
         self.dead_end: DeadEnd | None = None
         self.names = [c.name for c in plan.calls]  # as planned, before any write-back
-        self.owners = {name: doc["class"] for name, doc in function_docs().items()}
+        self.owners = {name: doc["class"] for name, doc in function_docs(plan.seed.involved_classes).items()}
+        self.generic = plan.seed.environment != BFCL_ENVIRONMENT
 
     def fallbacks(self, steps: list[Step]) -> list[tuple[int, str]]:
         return [(j, self.names[j]) for j, step in enumerate(steps) if step.call.name != self.names[j]]
@@ -214,6 +221,8 @@ class _Search:
                     continue
                 if planned.changed is not None and step.changed != planned.changed:
                     continue
+                if self.generic and not step.changed and is_empty(step.result):
+                    continue  # a read that finds nothing asks for nothing (the judge's progress check)
                 step.bindings = _bindings(arguments, fed, [s.result for s in steps])
                 kept += 1
                 yield step
