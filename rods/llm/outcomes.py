@@ -313,7 +313,9 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
     """
     words = _words(function) or [function.lower()]
     if len(words) >= 2 and words[0] in VERBS:
-        head = f"{words[0]} the {' '.join(words[1:])}"
+        article = "" if words[1] in ("to", "from", "by", "for", "with", "of", "on", "in", "into", "a", "the", "all",
+                                     "my") else "the "
+        head = f"{words[0]} {article}{' '.join(words[1:])}"
     elif words[0] in VERBS:
         head = f"take care of the {words[0]}"
     else:

@@ -60,6 +60,7 @@ def subject(cls: str) -> str:
     name = cls.rpartition(":")[2]
     words = [w for w in re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ").lower().split()
              if w not in ("env", "environment", "api", "tools")]
+    words = [w for w in words if not any(ch.isdigit() for ch in w)] or words  # "tau2 airline" -> "airline"
     return "my " + (" ".join(words) or "tools")
 
 

@@ -1,4 +1,4 @@
-"""The API graph over an environment's tools (docs/design.md §4.1, §4.9).
+"""The API graph over an environment's tools (docs/design.md §4.1, §4.8).
 
 Nodes are the functions of the environment's classes (BFCL's eight API classes,
 or a Python environment's tools), with typed parameters and responses read from

@@ -28,6 +28,7 @@ from typing import Any
 
 from rods.envs.calls import ToolCall
 from rods.envs.environment import ToolEnvironment, public_state
+from rods.synth import state as state_view
 from rods.synth.api_graph import function_docs
 from rods.synth.arguments import ArgumentProposer
 from rods.synth.plan import Plan, PlannedCall
@@ -70,7 +71,9 @@ class Step:
 
 
 def class_state(env: ToolEnvironment, cls: str) -> list:
-    """The walk of one class's public state (paths and scalars)."""
+    """The walk of one class's public state (paths and scalars); of its delta for a delta class (`rods.synth.state`)."""
+    if state_view.is_delta(cls):
+        return walk({cls: state_view.view(env, cls)})
     return walk({cls: public_state(env.instance(cls))})
 
 
@@ -119,8 +122,11 @@ def resolve(plan: Plan, budget: int = TRIAL_BUDGET) -> Resolution:
     """Run the plan position by position, stepping back from dead ends (see the module docstring)."""
     env = ToolEnvironment(plan.initial_config, plan.seed.involved_classes, long_context=plan.seed.long_context)
     state = {cls: class_state(env, cls) for cls in env.involved_classes}
-    origin = Step(ToolCall("start", {}), "", env, state, {cls: scalars(walked) for cls, walked in state.items()})
-    proposer = ArgumentProposer(plan.remapper, random.Random(plan.rng_seed), plan.seed.involved_classes)
+    seen = {cls: state_view.initial_values(env, cls, plan.initial_config.get(cls, {}))[0]
+            if state_view.is_delta(cls) else scalars(walked) for cls, walked in state.items()}
+    origin = Step(ToolCall("start", {}), "", env, state, seen)
+    proposer = ArgumentProposer(plan.remapper, random.Random(plan.rng_seed), plan.seed.involved_classes,
+                                plan.initial_config)
     search = _Search(plan, proposer, budget)
     steps: list[Step] = []
     options: list[Iterator[Step] | None] = [None] * len(plan.calls)
@@ -182,7 +188,11 @@ class _Search:
         now = scalars(walked)
         created = now.difference(*before.seen.values())
         produced = produced_values(result, created)
-        changed = sorted(map(repr, walked)) != sorted(map(repr, before.state.get(owner, [])))
+        if state_view.is_delta(owner):  # the delta walked; the values seen so far accumulate
+            changed = not state_view.same_state(before.env, trial, owner)
+            now = before.seen.get(owner, frozenset()) | now
+        else:
+            changed = sorted(map(repr, walked)) != sorted(map(repr, before.state.get(owner, [])))
         return Step(call, result, trial, state, {**before.seen, owner: now}, produced,
                     offers_of(result, created, produced), changed)
 
