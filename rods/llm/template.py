@@ -30,7 +30,7 @@ import re
 from typing import Any
 
 from rods.llm.base import ChatRequest, Completion, LLMBackend, LLMConfig, LLMError
-from rods.llm.outcomes import named_arguments, noun, outcome, say
+from rods.llm.outcomes import NOUNS, named_arguments, noun, outcome, say
 
 #: What each API class is about, in the user's words.
 SUBJECTS = {
@@ -101,7 +101,8 @@ def request(turn: dict[str, Any], said: set[str]) -> str:
     """One turn's request: its calls' outcomes, or the value a miss_param turn left out."""
     if turn.get("kind") == "supply_missing":
         miss = turn["missing"]
-        return f"Sorry, I forgot to say: I meant {say(miss['value'])} for the {noun(miss['param'])}."
+        what = noun(miss["param"]) if turn.get("generic") else NOUNS.get(miss["param"], "one")
+        return f"Sorry, I forgot to say: I meant {say(miss['value'])} for the {what}."
     missing = turn.get("missing", {}) if turn.get("kind") == "ask_missing" else {}
     steps = [call_outcome(c, missing.get("param") if c.get("index") == missing.get("index") else None, said)
              for c in grouped(turn.get("calls", []), missing.get("index"))]

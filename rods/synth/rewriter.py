@@ -96,7 +96,8 @@ def turn_contexts(plan: Plan, execution: Execution) -> list[dict[str, Any]]:
             continue
         if per_turn[t] or t + 1 >= seed.num_turns:
             if out and out[-1]["kind"] == "ask_missing":
-                out.append({"turn": t, "kind": "supply_missing", "calls": [], "missing": out[-1]["missing"]})
+                generic = {"generic": True} if seed.environment != BFCL_ENVIRONMENT else {}
+                out.append({"turn": t, "kind": "supply_missing", "calls": [], "missing": out[-1]["missing"], **generic})
             else:
                 out.append({"turn": t, "kind": "calls", "calls": [_call_info(plan, execution, j) for j in per_turn[t]]})
             continue
