@@ -143,3 +143,16 @@ def test_generic_requests_never_leak_and_say_every_supplied_value(env, data):
     for param, v in arguments.items():
         said = re.search(rf"(?<![\w.]){re.escape(str(v))}(?![\w]|\.\d)", text) is not None
         assert said != (param in bound), (param, v, text)  # a bound value is never given away
+
+
+def test_augmenter_turns_variants_of_any_environment_into_miss_func_and_miss_param(seeds):
+    basic = [s for s in seeds if s.id in ("journal-0", "shop-0")]
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=3, workers=2, augment=1.0))
+    accepted = pipeline(basic)
+    assert not any(k.startswith("internal_error") for k in pipeline.report()["rejections"])
+    assert {t.category for t in accepted} & {"miss_func", "miss_param"}
+    for task in accepted:
+        assert task.environment == next(s for s in basic if s.id == task.provenance.parent_id).environment
+        assert structure_verdict(task).passed
+        result = score(task, [[list(turn)] if turn else [] for turn in task.ground_truth])
+        assert (result.progress, result.binary) == (1.0, 1)
