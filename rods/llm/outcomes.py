@@ -16,7 +16,10 @@ A slot is said three ways:
 Phrases avoid the doc's wording and never recite a parameter name next to its
 value, so they pass :func:`rods.synth.leak.leaks`; each keeps one content word
 of the description, so the judge can still see which call a query asks for.
-A function missing from the table gets a generic phrase from its name's words.
+A function missing from the table (any tool of a non-BFCL environment) gets a
+generic request built from its name, description and arguments
+(`generic_outcome`): "get the user details for user 'ana_5901'", "place the
+order of 2 for item 'sku-7'", "tag that page with 'spring'".
 """
 
 from __future__ import annotations
@@ -253,13 +256,104 @@ def slot(param: str, value: Any, *, bound: set[str], missing: str | None, said: 
     return _supplied(param, value, said)
 
 
-def _fallback(function: str) -> tuple[str, dict[str, Any]]:
-    words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", function).replace("_", " ").lower()
-    return f"take care of the {words} step", {}
+#: Words a tool's name starts with when it names an action ("cancel_order"); other names are things to
+#: look up ("item_details" -> "look up the item details").
+VERBS = frozenset("""get set list find search show view read open check look fetch create add make new insert put post
+    write save store start stop begin end close finish delete remove drop clear cancel undo update
+    edit change modify rename move copy replace reset send reply forward share publish tag label mark flag assign
+    book reserve buy place pay charge refund return exchange transfer deposit withdraw restock ship deliver
+    calculate compute count sum convert estimate compare sort filter rank apply submit approve reject confirm verify
+    validate login logout sign register subscribe unsubscribe follow unfollow invite join leave enable disable turn
+    lock unlock archive restore upload download export import schedule plan track notify think""".split())
+
+#: Words too general to tell a user which tool a request is for.
+_PLAIN = frozenset("""the and for with from into that this what which when each every some their there about
+    above after before given other only also been have will would should could does made make using used more
+    most than then them they these those your yours whose where just like must based returns return whether
+    list item items value values name names current""".split())
+
+
+def _words(name: str) -> list[str]:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ").replace("-", " ").lower().split()
+
+
+def noun(param: str) -> str:
+    """What an argument names, in a user's words: the table's noun, else its name without a trailing "id"."""
+    if param in NOUNS:
+        return NOUNS[param]
+    words = [w for w in _words(param) if w not in ("id", "ids")] or _words(param) or ["one"]
+    return " ".join(words)
+
+
+def _is_id(param: str) -> bool:
+    words = _words(param)
+    return len(words) >= 2 and words[-1] in ("id", "ids", "number", "code", "key")
+
+
+def _said(param: str, value: Any, said: frozenset[str]) -> str:
+    """A supplied value with what it is: "order 'o1001'" for ids, "'spring' as the tag" otherwise."""
+    text = say(value)
+    again = isinstance(value, str) and value in said  # said in an earlier turn: refer back to it
+    if isinstance(value, bool):
+        return f"{noun(param)} {'on' if value else 'off'}"
+    if _is_id(param) and not isinstance(value, list):
+        return f"{'the same ' if again else ''}{noun(param)} {text}"
+    return f"{'the same ' if again else ''}{text} as the {noun(param)}"
+
+
+def generic_outcome(function: str, arguments: dict[str, Any], *, description: str = "", params: Iterable[str] = (),
+                    bound: Iterable[str] = (), missing: str | None = None, said: Iterable[str] = ()) -> str:
+    """A person's request for any tool, from its name, description and arguments (never its parameter names
+    next to their values, nor its description's wording: `rods.synth.leak`).
+
+    The name gives the verb and object ("get_user_details" -> "get the user details"); a one-word name
+    reads "take care of the balance". When neither the name nor a supplied value shares a content word with
+    the description, one of its words is added ("..., about the money"), so the request still says what it
+    is for (the judge's intent check).
+    """
+    words = _words(function) or [function.lower()]
+    if len(words) >= 2 and words[0] in VERBS:
+        article = "" if words[1] in ("to", "from", "by", "for", "with", "of", "on", "in", "into", "a", "the", "all",
+                                     "my") else "the "
+        head = f"{words[0]} {article}{' '.join(words[1:])}"
+    elif words[0] in VERBS:
+        head = f"take care of the {words[0]}"
+    else:
+        head = f"look up the {' '.join(words)}"
+    bound_set, said_set = set(bound), frozenset(said)
+    order = [p for p in params if p in arguments] + [p for p in arguments if p not in params]
+    parts = []
+    for param in order:
+        value = arguments[param]
+        if value in (None, "") or (param not in bound_set and param != missing and not _required_like(value)):
+            continue
+        if param == missing:
+            parts.append(f"some {noun(param)}")
+        elif param in bound_set:
+            parts.append(f"that {noun(param)}")
+        elif isinstance(value, list) and any(f"{param}[{i}]" in bound_set for i in range(len(value))):
+            items = [f"that {noun(param)}" if f"{param}[{i}]" in bound_set else say(v) for i, v in enumerate(value)]
+            parts.append(", ".join(items))
+        else:
+            parts.append(_said(param, value, said_set))
+    text = head + (" for " + parts[0] if parts else "")
+    if len(parts) > 1:
+        text += ", with " + " and ".join(parts[1:])
+    mine = {w for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in _PLAIN}
+    described = [w for w in re.findall(r"[a-z]{4,}", description.lower()) if w not in _PLAIN]
+    supplied = [p for p in order if p not in bound_set and p != missing and arguments[p] not in (None, "")]
+    if described and not supplied and not {w.rstrip("s")[:5] for w in mine} & {w.rstrip("s")[:5] for w in described}:
+        text += f", about the {described[0]}"
+    return text
+
+
+def _required_like(value: Any) -> bool:
+    """Whether an argument is worth saying (a value, not an empty container)."""
+    return not (isinstance(value, (list, dict)) and not value)
 
 
 def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] = (), bound: Iterable[str] = (),
-            missing: str | None = None, said: Iterable[str] = ()) -> str:
+            missing: str | None = None, said: Iterable[str] = (), description: str = "", generic: bool = False) -> str:
     """One call as the outcome a person asks for.
 
     Args:
@@ -269,8 +363,13 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
         bound: arguments (or `name[i]` list items) the model must take from earlier results.
         missing: the argument a miss_param turn leaves out.
         said: string values the user said in earlier turns (referred back to as "the same ...").
+        description: the function's description (for a function without a phrase in `OUTCOMES`).
+        generic: a tool of a non-BFCL environment (its name may be a BFCL function's: the table is not for it).
     """
-    main, optional = OUTCOMES.get(function) or _fallback(function)
+    if function not in OUTCOMES or generic:
+        return generic_outcome(function, arguments, description=description, params=params, bound=bound,
+                               missing=missing, said=said)
+    main, optional = OUTCOMES[function]
     bound_set, said_set = set(bound), frozenset(said)
 
     def fill(template: str) -> str:

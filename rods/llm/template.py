@@ -30,7 +30,7 @@ import re
 from typing import Any
 
 from rods.llm.base import ChatRequest, Completion, LLMBackend, LLMConfig, LLMError
-from rods.llm.outcomes import NOUNS, named_arguments, outcome, say
+from rods.llm.outcomes import NOUNS, named_arguments, noun, outcome, say
 
 #: What each API class is about, in the user's words.
 SUBJECTS = {
@@ -51,6 +51,18 @@ GOALS = [
     "A colleague is waiting on me, so I need everything in good shape soon.",
     "I keep putting this off; today I want it finished properly.",
 ]
+
+def subject(cls: str) -> str:
+    """What a class is about, in the user's words: `SUBJECTS`, else "my" and its class name's words
+    (`pkg.mod:Tau2AirlineEnv` -> "my tau2 airline")."""
+    if cls in SUBJECTS:
+        return SUBJECTS[cls]
+    name = cls.rpartition(":")[2]
+    words = [w for w in re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ").lower().split()
+             if w not in ("env", "environment", "api", "tools")]
+    words = [w for w in words if not any(ch.isdigit() for ch in w)] or words  # "tau2 airline" -> "airline"
+    return "my " + (" ".join(words) or "tools")
+
 
 OPENERS = ["First,", "Next,", "After that,", "Then,", "Now,", "Building on that,", "Also,"]
 
@@ -81,14 +93,16 @@ def call_outcome(call: dict[str, Any], missing: str | None, said: set[str]) -> s
     params = list(call.get("params", {}))
     arguments, rename = named_arguments(call.get("arguments", {}), call.get("args", []), params)
     bound = {rename.get(b, b) for b in call.get("bound", [])}
-    return outcome(call["function"], arguments, params=params, bound=bound, missing=missing, said=said)
+    return outcome(call["function"], arguments, params=params, bound=bound, missing=missing, said=said,
+                   description=call.get("description", ""), generic=bool(call.get("generic")))
 
 
 def request(turn: dict[str, Any], said: set[str]) -> str:
     """One turn's request: its calls' outcomes, or the value a miss_param turn left out."""
     if turn.get("kind") == "supply_missing":
         miss = turn["missing"]
-        return f"Sorry, I forgot to say: I meant {say(miss['value'])} for the {NOUNS.get(miss['param'], 'one')}."
+        what = noun(miss["param"]) if turn.get("generic") else NOUNS.get(miss["param"], "one")
+        return f"Sorry, I forgot to say: I meant {say(miss['value'])} for the {what}."
     missing = turn.get("missing", {}) if turn.get("kind") == "ask_missing" else {}
     steps = [call_outcome(c, missing.get("param") if c.get("index") == missing.get("index") else None, said)
              for c in grouped(turn.get("calls", []), missing.get("index"))]
@@ -169,7 +183,7 @@ class TemplateBackend(LLMBackend):
     @staticmethod
     def _narrative(ctx: dict) -> dict:
         classes = ctx.get("classes", [])
-        about = " and ".join(SUBJECTS.get(c, c) for c in classes) or "my tasks"
+        about = " and ".join(subject(c) for c in classes) or "my tasks"
         goal = random.Random(ctx.get("seed", 0)).choice(GOALS)
         return {"narrative": f"I am sorting out {about} today. {goal}"}
 

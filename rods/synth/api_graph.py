@@ -1,13 +1,19 @@
-"""The API graph over the BFCL multi-turn functions (docs/design.md §4.1).
+"""The API graph over an environment's tools (docs/design.md §4.1, §4.8).
 
-Nodes are the functions of the eight API classes, with typed parameters and
-responses read from BFCL's function docs. An edge f -> g says f enables g: in
+Nodes are the functions of the environment's classes (BFCL's eight API classes,
+or a Python environment's tools), with typed parameters and responses read from
+their function docs. An edge f -> g says f enables g: in
 some train-split ground truth, an argument of a g call equals a value in an f
 call's result or a value the f call created in the state (the data-flow edges
 of :mod:`rods.synth.profile`, from executions). Each node also records its
 *effect*, seen in those executions: "write" if a call ever changed the state,
 "read" if none did (always for the stateless MathAPI), "unknown" if the
-function was never executed (no siblings).
+function was never executed (no siblings). A tool whose docs declare its
+effect (`@tool("read")` / `@tool("write")`) keeps the declared one.
+
+BFCL's graph is learned from its train split (`default_graph`); any other
+environment's from the seed tasks at hand (`graph_for`, cached per
+environment and grown as new seeds arrive).
 
 The planner samples new call sequences from it (:mod:`rods.synth.planner`):
 each position draws a function of its class, preferring the seed position's
@@ -22,23 +28,38 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from rods.envs.classes import STATELESS_CLASSES, is_bfcl
 from rods.envs.schemas import function_docs as schema_docs
-from rods.tasks.model import Task
+from rods.tasks.model import BFCL_ENVIRONMENT, Task
 
 logger = logging.getLogger(__name__)
 
-@lru_cache(maxsize=1)
-def function_docs() -> dict[str, dict[str, Any]]:
-    """Function name -> BFCL doc (with its class under "class"); read by `rods.envs.schemas`."""
+
+def function_docs(classes: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Function name -> doc (with its class under "class"), read by `rods.envs.schemas`.
+
+    Without `classes`, or with BFCL classes only, the docs of BFCL's eight
+    classes (what every BFCL lookup has always seen); else those of `classes`.
+    """
+    wanted = None if classes is None else tuple(classes)
+    if wanted is not None and all(is_bfcl(c) for c in wanted):
+        wanted = None
+    return _docs(wanted)
+
+
+@lru_cache(maxsize=64)
+def _docs(classes: tuple[str, ...] | None) -> dict[str, dict[str, Any]]:
     return {
         doc["name"]: dict(doc, **{"class": cls})
-        for cls, docs in schema_docs().items()
+        for cls, docs in schema_docs(classes).items()
         for doc in docs
     }
 
@@ -77,9 +98,9 @@ class APIGraph:
     edges: Counter = field(default_factory=Counter)  # (f, g) -> times seen
 
     @classmethod
-    def from_docs(cls) -> APIGraph:
+    def from_docs(cls, classes: Iterable[str] | None = None) -> APIGraph:
         nodes = {}
-        for name, doc in function_docs().items():
+        for name, doc in function_docs(classes).items():
             props = doc.get("parameters", {}).get("properties", {})
             resp = doc.get("response", {}).get("properties", {})
             nodes[name] = FunctionNode(
@@ -89,15 +110,18 @@ class APIGraph:
                 required=tuple(doc.get("parameters", {}).get("required", [])),
                 response={p: spec.get("type", "any") for p, spec in resp.items()},
                 description=describe(doc),
+                effect=doc["effect"] if doc.get("effect") in ("read", "write") else "read",
             )
         return cls(nodes)
 
     @classmethod
-    def learn(cls, tasks: list[Task]) -> APIGraph:
-        """Build the graph from the docs and the executions of the tasks' ground truth."""
+    def learn(cls, tasks: list[Task], classes: Iterable[str] | None = None) -> APIGraph:
+        """The graph from the docs (of `classes`, default BFCL's) and the executions of the tasks' ground truth."""
         from rods.synth.profile import data_flow_edges, trace_task
 
-        graph = cls.from_docs()
+        graph = cls.from_docs(classes)
+        declared = {name: doc["effect"] for name, doc in function_docs(classes).items()
+                    if doc.get("effect") in ("read", "write")}
         writes: Counter = Counter()
         for task in tasks:
             trace = trace_task(task)
@@ -108,10 +132,10 @@ class APIGraph:
                         writes[call.name] += 1
             for i, j in data_flow_edges(trace):
                 graph.edges[(trace.calls[i].name, trace.calls[j].name)] += 1
-        from rods.envs.environment import STATELESS_CLASSES
-
         for name, node in graph.nodes.items():
-            if node.api_class in STATELESS_CLASSES:
+            if name in declared:
+                node.effect = declared[name]  # the environment says so (@tool)
+            elif node.api_class in STATELESS_CLASSES:
                 node.effect = "read"  # no state to change (MathAPI)
             else:
                 node.effect = "unknown" if not node.calls_seen else "write" if writes[name] else "read"
@@ -193,7 +217,7 @@ class APIGraph:
         for c in classes:
             ax.scatter([], [], color=colour[c], label=c)
         ax.legend(loc="upper left", fontsize=8)
-        ax.set_title(f"BFCL API graph: {len(self.nodes)} functions, {len(self.edges)} enabling edges")
+        ax.set_title(f"API graph: {len(self.nodes)} functions, {len(self.edges)} enabling edges")
         ax.set_xlim(-1.5, 1.5)
         ax.set_ylim(-1.5, 1.5)
         ax.set_aspect("equal")
@@ -208,3 +232,35 @@ def default_graph() -> APIGraph:
     from rods.tasks.bfcl import load_split
 
     return APIGraph.learn(load_split("train"))
+
+
+#: environment -> (ids of the seeds its graph was learned from, the graph); environment -> those seeds.
+_GRAPHS: dict[str, tuple[frozenset[str], APIGraph]] = {}
+_GRAPH_SEEDS: dict[str, list[Task]] = {}
+_GRAPHS_LOCK = threading.Lock()
+
+
+def graph_for(environment: str, seeds: Iterable[Task] = ()) -> APIGraph:
+    """The API graph of an environment: BFCL's `default_graph`; any other's learned from its seed tasks.
+
+    A non-BFCL environment has no train split: its graph comes from the tool
+    docs plus the executed ground truths of every seed of it seen so far in
+    this process (cached per environment; learned again when new seeds arrive).
+    """
+    if environment == BFCL_ENVIRONMENT:
+        return default_graph()
+    mine = [s for s in seeds if s.environment == environment]
+    with _GRAPHS_LOCK:
+        known_ids, graph = _GRAPHS.get(environment, (frozenset(), None))
+        if graph is not None:  # grow it from human seeds only (variants repeat their seeds' structure)
+            mine = [s for s in mine if s.origin == "seed"]
+        ids = known_ids | {s.id for s in mine}
+        if graph is not None and ids == known_ids:
+            return graph
+        pool = {s.id: s for s in _GRAPH_SEEDS.get(environment, [])}
+        pool.update({s.id: s for s in mine})
+        _GRAPH_SEEDS[environment] = list(pool.values())
+        classes = sorted({c for s in pool.values() for c in s.involved_classes}) or [environment]
+        graph = APIGraph.learn(list(pool.values()), classes)
+        _GRAPHS[environment] = (ids, graph)
+        return graph

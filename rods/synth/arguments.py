@@ -21,13 +21,17 @@ function's required parameters are filled (optional ones keep their defaults).
 
 from __future__ import annotations
 
+import json
 import random
 import re
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Any
 
-from rods.envs.environment import ToolEnvironment, public_state
+from rods.envs.environment import ToolEnvironment, is_bfcl, public_state
+from rods.envs.python import to_json
+from rods.synth import state as state_view
 from rods.synth.api_graph import function_docs
 from rods.synth.profile import linkable, walk
 from rods.synth.values import ValueRemapper, is_distinctive
@@ -92,13 +96,39 @@ def fits(value: Any, kind: str) -> bool:
     return False
 
 
+def snapshot_leaves(env: ToolEnvironment, owner: str, state: Any = None) -> list[tuple[str, Any]]:
+    """(path, scalar) leaves of a Python environment's state as JSON (`ToolEnvironment.snapshot`).
+
+    The key of an entry that holds a record or a list (`orders/o1001`) is a
+    leaf too (`orders/o1001#key`: an id); the key of a scalar (`balance`) is a
+    field name, not a value a call could take.
+    """
+    out: list[tuple[str, Any]] = []
+    data = public_state(env.instance(owner)) if state is None else state
+    stack: list[tuple[str, Any]] = [("", to_json(data))]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if isinstance(v, (dict, list)):
+                    out.append((f"{path}/{k}#key", k))
+                stack.append((f"{path}/{k}", v))
+        elif isinstance(node, list):
+            stack.extend((f"{path}/{i}", v) for i, v in enumerate(node))
+        else:
+            out.append((path, node))
+    return out
+
+
 class ArgumentProposer:
     """Proposes argument dicts for one call in the live state (see the module docstring)."""
 
-    def __init__(self, remapper: ValueRemapper, rng: random.Random):
+    def __init__(self, remapper: ValueRemapper, rng: random.Random, classes: Iterable[str] | None = None,
+                 initial_config: dict[str, Any] | None = None):
         self.remapper = remapper
         self.rng = rng
-        self.docs = function_docs()
+        self.docs = function_docs(classes)
+        self.initial_config = initial_config or {}
         self._state: tuple[Any, str | None, list] | None = None  # (env, class, its state values): one per position
 
     def params(self, function: str) -> list[tuple[str, dict[str, Any]]]:
@@ -212,22 +242,44 @@ class ArgumentProposer:
             return f"{self.remapper.fresh_word()}.{self.rng.choice(EXTENSIONS)}"
         return self.remapper.fresh_word()
 
-    @staticmethod
-    def _state_values(env: ToolEnvironment, owner: str | None) -> list[tuple[int, set[str], set[str], Any]]:
+    def _state_values(self, env: ToolEnvironment, owner: str | None) -> list[tuple[int, set[str], set[str], Any]]:
         """(0, pieces of the value's own key, pieces of its last three path steps, value) per linkable state scalar.
 
-        A dict key counts as an id or name (`orders/12446#key` answers `order_id`).
+        A dict key counts as an id or name (`orders/12446#key` answers `order_id`). A delta class
+        (`rods.synth.state`) offers its loaded state's values (read once per config) and its delta's.
         """
         if owner is None or owner not in env.involved_classes:
             return []
-        out = []
-        for path, value in walk(public_state(env.instance(owner))):
-            if not linkable(value) or not isinstance(value, (str, int, float)):
-                continue
-            steps = [s for s in re.split(r"[/.]", path) if s][-3:]
-            if not steps:
-                continue
-            last = KEY_TOKENS if steps[-1].endswith("#key") else tokens(steps[-1])
-            context = frozenset().union(*(tokens(s.replace("#key", "")) for s in steps)) | last
-            out.append((0, last, context, value))
-        return out
+        if is_bfcl(owner):
+            return state_values(walk(public_state(env.instance(owner))))
+        if not state_view.is_delta(owner):
+            return state_values(snapshot_leaves(env, owner))
+        key = (owner, json.dumps(self.initial_config.get(owner, {}), sort_keys=True, default=str))
+        with _BASE_LOCK:
+            base = _BASE_VALUES.get(key)
+        if base is None:
+            fresh = ToolEnvironment(self.initial_config, env.involved_classes, long_context=env.long_context)
+            base = state_values(snapshot_leaves(fresh, owner))
+            with _BASE_LOCK:
+                _BASE_VALUES[key] = base
+        return base + state_values(snapshot_leaves(env, owner, state_view.view(env, owner)))
+
+
+#: (delta class, its initial config as JSON) -> the values of its loaded state (`ArgumentProposer._state_values`).
+_BASE_VALUES: dict[tuple[str, str], list[tuple[int, set[str], set[str], Any]]] = {}
+_BASE_LOCK = threading.Lock()
+
+
+def state_values(leaves: list[tuple[str, Any]]) -> list[tuple[int, set[str], set[str], Any]]:
+    """`ArgumentProposer._state_values` of (path, scalar) leaves."""
+    out = []
+    for path, value in leaves:
+        if not linkable(value) or not isinstance(value, (str, int, float)):
+            continue
+        steps = [s for s in re.split(r"[/.]", path) if s][-3:]
+        if not steps:
+            continue
+        last = KEY_TOKENS if steps[-1].endswith("#key") else tokens(steps[-1])
+        context = frozenset().union(*(tokens(s.replace("#key", "")) for s in steps)) | last
+        out.append((0, last, context, value))
+    return out

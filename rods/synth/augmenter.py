@@ -33,7 +33,7 @@ KINDS = ("miss_func", "miss_param")
 
 def _skeleton(seed: Task, category: str, num_turns: int, reveal_turn: int | None) -> Task:
     question = [[] if t == reveal_turn else [{"role": "user", "content": "..."}] for t in range(num_turns)]
-    return Task(id=f"{seed.id}#{category}", category=category, question=question,
+    return Task(id=f"{seed.id}#{category}", category=category, environment=seed.environment, question=question,
                 initial_config=seed.initial_config, involved_classes=list(seed.involved_classes),
                 ground_truth=[[] for _ in range(num_turns)],
                 missed_function={} if reveal_turn is None else {str(reveal_turn): ["?"]})

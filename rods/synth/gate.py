@@ -27,8 +27,9 @@ from rods.synth.profile import (
     trace_task,
     value_paths,
 )
-from rods.synth.values import is_distinctive, leaves
+from rods.synth.values import is_distinctive, leaves, vocabulary_of
 from rods.tasks import Task, content_hash
+from rods.tasks.model import BFCL_ENVIRONMENT
 
 logger = logging.getLogger(__name__)
 
@@ -53,9 +54,11 @@ def copied_values(seed: Task, variant: Task, produced: set[str] = frozenset()) -
     def cfg(task: Task) -> set[str]:
         return {json.dumps(v) for value in task.initial_config.values() for v in leaves(value)}
 
+    words = vocabulary_of(seed.environment)
     seed_args = {json.dumps(v) for turn in parse_ground_truth(seed) for c in turn for v in call_values(c)
-                 if is_distinctive(v)}
-    seed_cfg = {json.dumps(v) for value in seed.initial_config.values() for v in leaves(value) if is_distinctive(v)}
+                 if is_distinctive(v, words)}
+    seed_cfg = {json.dumps(v) for value in seed.initial_config.values() for v in leaves(value)
+                if is_distinctive(v, words)}
     var_args = {json.dumps(v) for turn in parse_ground_truth(variant) for c in turn for v in call_values(c)}
     return sorted(((seed_args & var_args) | (seed_cfg & cfg(variant))) - set(produced))
 
@@ -84,7 +87,9 @@ class Gate:
         if not profile_of(task, trace).matches(seed_profile, same_counts=self.same_counts):
             raise Rejected("gate:profile_mismatch")
         own = returned_values(trace)
-        if task.long_context:  # the simulator's long-context filler is not the seed's content
+        if task.long_context or task.environment != BFCL_ENVIRONMENT:
+            # what the environment makes itself (BFCL's long-context filler, ids a Python class assigns on
+            # loading) is not the seed's content
             own |= {json.dumps(v) for v in environment_made(task)}
         copied = copied_values(seed, task, own)
         if copied:

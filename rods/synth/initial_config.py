@@ -13,14 +13,18 @@ import json
 import random
 from typing import Any
 
-from rods.envs.environment import CLASS_MODULES, STATELESS_CLASSES
+from rods.envs.environment import CLASS_MODULES, STATELESS_CLASSES, is_bfcl
 from rods.synth.values import NOUNS
 from rods.tasks.model import Task
 
 
 def default_config(cls: str) -> dict[str, Any]:
-    """The class's `DEFAULT_STATE` as plain JSON (sets and unserialisable values dropped)."""
-    if cls in STATELESS_CLASSES:
+    """A BFCL class's `DEFAULT_STATE` as plain JSON (sets and unserialisable values dropped).
+
+    A Python environment has none: its defaults are what its constructor makes,
+    so a variant's config is the seed's own, remapped.
+    """
+    if cls in STATELESS_CLASSES or not is_bfcl(cls):
         return {}
     module = importlib.import_module(CLASS_MODULES[cls])
     out = {}

@@ -127,7 +127,8 @@ class Judge:
         out.verdicts["progress"] = self._progress(task, execution)
         out.verdicts["structure"] = structure_verdict(task)
         llm = self._ask(task, queries, turns)
-        out.verdicts["natural"] = (_code_like(queries, {c.name for c in execution.calls}) or _leaking(queries, turns)
+        out.verdicts["natural"] = (_code_like(queries, {c.name for c in execution.calls})
+                                   or _leaking(queries, turns, task.involved_classes)
                                    or llm.get("natural", Verdict(False, "the judge gave no verdict")))
         if "intent" in llm and not llm["intent"].passed and out.verdicts["intent"].passed:
             out.verdicts["intent"] = llm["intent"]
@@ -211,10 +212,10 @@ def _code_like(queries: list[str], functions: set[str]) -> Verdict | None:
     return None
 
 
-def _leaking(queries: list[str], turns: list[dict[str, Any]]) -> Verdict | None:
+def _leaking(queries: list[str], turns: list[dict[str, Any]], classes: list[str]) -> Verdict | None:
     """A deterministic failure of "natural": a query that recites its calls' docs (`rods.synth.leak`)."""
     for turn in turns:
-        why = leaks(queries[turn["turn"]], [c["function"] for c in turn["calls"]])
+        why = leaks(queries[turn["turn"]], [c["function"] for c in turn["calls"]], classes)
         if why:
             return Verdict(False, f"turn {turn['turn']}: {why}, which tells the model which call to make")
     return None

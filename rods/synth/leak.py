@@ -45,9 +45,9 @@ def _label(param: str) -> str:
 
 
 @cache
-def _doc(function: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(description phrases that count as recited, parameter names) of one function."""
-    doc = function_docs().get(function)
+def _doc(function: str, classes: tuple[str, ...] | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(description phrases that count as recited, parameter names) of one function of `classes` (default BFCL's)."""
+    doc = function_docs(classes).get(function)
     if doc is None:
         return (), ()
     text = describe(doc)
@@ -70,11 +70,12 @@ def _recited(query: str, param: str) -> bool:
     return False
 
 
-def leaks(query: str, functions: Iterable[str]) -> str | None:
-    """Why `query` leaks for one of `functions` (see the module docstring), or None."""
+def leaks(query: str, functions: Iterable[str], classes: Iterable[str] | None = None) -> str | None:
+    """Why `query` leaks for one of `functions` (of `classes`, default BFCL's; see the module docstring), or None."""
     text = " " + " ".join(_words(query)) + " "
+    where = None if classes is None else tuple(classes)
     for function in functions:
-        phrases, params = _doc(function)
+        phrases, params = _doc(function, where)
         for phrase in phrases:
             if f" {phrase} " in text:
                 return f"recites the description of {function} ({phrase!r})"
@@ -103,4 +104,4 @@ def query_leak(task: Task) -> float:
     turns = asking_turns(task)
     if not turns:
         return 0.0
-    return sum(leaks(q, fns) is not None for q, fns in turns) / len(turns)
+    return sum(leaks(q, fns, task.involved_classes) is not None for q, fns in turns) / len(turns)

@@ -29,7 +29,7 @@ from typing import Any
 
 from rods.llm.base import LLMBackend, LLMError
 from rods.llm.stats import merge_snapshots, per_accepted
-from rods.synth.api_graph import APIGraph, default_graph
+from rods.synth.api_graph import APIGraph, default_graph, graph_for
 from rods.synth.augmenter import KINDS as AUGMENT_KINDS, augment, expected_profile
 from rods.synth.ensemble import Router, backbone_names
 from rods.synth.executor import Execution, Executor
@@ -41,7 +41,7 @@ from rods.synth.profile import ComplexityProfile, profile_of
 from rods.synth.rewriter import Rewriter, turn_contexts, with_queries
 from rods.synth.settings import SynthConfig
 from rods.synth.stats import SynthStats
-from rods.tasks.model import Provenance, Task
+from rods.tasks.model import BFCL_ENVIRONMENT, Provenance, Task
 
 logger = logging.getLogger(__name__)
 
@@ -56,21 +56,19 @@ class Pipeline:
         backend = backends[0]
         self.backend = backend
         self.config = config or SynthConfig()
-        self.graph = graph or default_graph()
-        self.planner = Planner(backend, self.graph, PlannerConfig(candidates=self.config.candidates,
-                                                                   narrative=self.config.narrative,
-                                                                   same_counts=self.config.same_counts))
+        self._graph = graph
+        self._planners: dict[str, Planner] = {}  # environment -> its planner (its own API graph)
         self.executor = Executor(backend, llm_patches=self.config.feedback_repair)
         self.rewriter = Rewriter(backend)
         self.judge = Judge(backend)
         self.stats = SynthStats()
         self.gate = Gate(same_counts=self.config.same_counts)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._calls = 0
         # an ensemble: one set of stages per further backbone, sharing the duplicate check
         self.members: list[Pipeline] = [self]
         for other in backends[1:]:
-            member = Pipeline(other, self.config, self.graph)
+            member = Pipeline(other, self.config, graph)
             member._lock, member.gate = self._lock, self.gate
             self.members.append(member)
         for member, name in zip(self.members, backbone_names([b.describe() for b in backends])):
@@ -80,11 +78,42 @@ class Pipeline:
     def __call__(self, seeds: list[Task]) -> list[Task]:
         return self.synthesize(seeds)
 
+    @property
+    def graph(self) -> APIGraph:
+        """BFCL's API graph (the one given, else the train split's)."""
+        if self._graph is None:
+            self._graph = default_graph()
+        return self._graph
+
+    @property
+    def planner(self) -> Planner:
+        """The planner of BFCL tasks."""
+        return self.planner_for(BFCL_ENVIRONMENT)
+
+    @planner.setter
+    def planner(self, planner: Planner) -> None:
+        self._planners[BFCL_ENVIRONMENT] = planner
+
+    def planner_for(self, environment: str, seeds: Sequence[Task] = ()) -> Planner:
+        """The planner of an environment, over its API graph (`rods.synth.api_graph.graph_for`)."""
+        with self._lock:
+            planner = self._planners.get(environment)
+            graph = self.graph if environment == BFCL_ENVIRONMENT else graph_for(environment, seeds)
+            if planner is None or planner.graph is not graph:
+                planner = self._planners[environment] = Planner(
+                    self.backend, graph, PlannerConfig(candidates=self.config.candidates,
+                                                       narrative=self.config.narrative,
+                                                       same_counts=self.config.same_counts))
+            return planner
+
     def synthesize(self, seeds: list[Task], progress: Callable[[int], None] | None = None) -> list[Task]:
         """Variants of every seed that pass the gate, in seed order."""
         start = time.perf_counter()
         with self._lock:
             self._calls += 1  # each batch draws new random streams
+        for environment in sorted({s.environment for s in seeds} - {BFCL_ENVIRONMENT}):
+            for member in self.members:  # learn (or grow) each environment's graph from these seeds
+                member.planner_for(environment, [s for s in seeds if s.environment == environment])
         with ThreadPoolExecutor(max_workers=max(1, self.config.workers)) as pool:
             futures = [pool.submit(self._seed, seed) for seed in seeds]
             out: list[Task] = []
@@ -130,7 +159,7 @@ class Pipeline:
     def _variant(self, seed: Task, index: int, rng: random.Random, stats: SynthStats) -> Task:
         """One variant through every stage; raises `Rejected` (or `LLMError`) with the reason."""
         cfg = self.config
-        seed_profile = self.planner.analyze(seed).profile
+        seed_profile = self.planner_for(seed.environment).analyze(seed).profile
         plan, execution, attempts = self._plan_and_execute(seed, index, rng, seed_profile, stats)
         expected = seed_profile
         augmented = None
@@ -161,6 +190,7 @@ class Pipeline:
         executor had to replace by an alternative.
         """
         cfg = self.config
+        planner = self.planner_for(seed.environment)
         blacklist: set[tuple[int, str]] = set()
         patched: set[str] = set()
         plan: Plan | None = None
@@ -170,13 +200,13 @@ class Pipeline:
         for attempts in range(1, cfg.max_attempts + 1):
             if replan:
                 stats.attempts["plan"] += 1
-                plan = self.planner.plan(seed, rng=rng, attempt=attempts,
+                plan = planner.plan(seed, rng=rng, attempt=attempts,
                                          blacklist=frozenset() if blind else frozenset(blacklist))
                 stats.passed["plan"] += 1
             stats.attempts["execute"] += 1
             execution = self.executor.run(plan)
             for position, function in [] if blind else execution.fallbacks:
-                self.planner.remember_failure(seed, function, position)
+                planner.remember_failure(seed, function, position)
                 blacklist.add((position, function))
             if execution.ok:
                 variant_profile = profile_of(self._candidate(seed, plan, execution, index, attempts))
@@ -193,7 +223,7 @@ class Pipeline:
             if blind:  # (lang) the ablation: no failure memory, no patch; the next attempt re-samples
                 replan = True
                 continue
-            self.planner.remember_failure(seed, failure.function, failure.index)
+            planner.remember_failure(seed, failure.function, failure.index)
             patch = self.executor.patch(plan, execution) if cfg.feedback_repair else None
             kind = patch.split(":")[-1].strip().split(" ")[0] if patch else None
             if patch and kind not in patched:  # the same repair twice would not help
@@ -242,6 +272,7 @@ class Pipeline:
         return Task(
             id=f"{root}__syn{gen}_{plan.rng_seed:08x}_{index}",
             category=layout.category,
+            environment=seed.environment,
             question=[[m.model_dump() for m in q] for q in layout.question],
             initial_config=json.loads(json.dumps(plan.initial_config)),
             involved_classes=list(seed.involved_classes),
@@ -264,8 +295,9 @@ class Pipeline:
                 out["backbones"][member.name]["llm"] = per_accepted(member.backend.stats.snapshot(),
                                                                      self.stats.accepted_by[member.name])
         # model answers that named unknown functions or config keys: ignored, counted here
-        out["invalid_answers"] = {"plan.sequence": sum(m.planner.invalid_choices for m in self.members),
-                                  "plan.arguments": sum(m.planner.invalid_arguments for m in self.members),
+        planners = [p for m in self.members for p in m._planners.values()]
+        out["invalid_answers"] = {"plan.sequence": sum(p.invalid_choices for p in planners),
+                                  "plan.arguments": sum(p.invalid_arguments for p in planners),
                                   "config_patch": sum(m.executor.invalid_patches for m in self.members)}
         out["routing"] = self.config.routing if len(self.members) > 1 else None
         return out

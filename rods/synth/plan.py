@@ -18,8 +18,8 @@ from rods.tasks.model import Task
 
 
 def functions_of(cls: str) -> list[str]:
-    """The names of one API class's functions, from BFCL's docs."""
-    return sorted(name for name, doc in function_docs().items() if doc["class"] == cls)
+    """The names of one API class's functions, from its docs (BFCL's, or a Python environment's)."""
+    return sorted(name for name, doc in function_docs([cls]).items() if doc["class"] == cls)
 
 
 

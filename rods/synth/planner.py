@@ -59,8 +59,8 @@ from rods.synth.profile import (
     profile_of,
     trace_task,
 )
-from rods.synth.values import ValueRemapper, is_distinctive, leaves
-from rods.tasks.model import Task
+from rods.synth.values import ValueRemapper, is_distinctive, leaves, vocabulary_of
+from rods.tasks.model import BFCL_ENVIRONMENT, Task
 
 logger = logging.getLogger(__name__)
 
@@ -199,7 +199,7 @@ class Planner:
             profile = profile_of(seed, trace)
             base = materialize_config(seed)
             avoid = leaves(base) + [v for c in trace.calls for v in leaves(list(c.args) + list(c.arguments.values()))]
-            keep = environment_made(seed) if seed.long_context else frozenset()
+            keep = environment_made(seed) if seed.long_context or seed.environment != BFCL_ENVIRONMENT else frozenset()
             cached = SeedAnalysis(profile, trace, base, seed_slots(seed, trace, profile, self.graph), avoid, keep)
             with self._lock:
                 self._analyses[seed.id] = cached
@@ -218,7 +218,8 @@ class Planner:
         info = self.analyze(seed)
         rng_seed = rng.randrange(2**31)
         local = random.Random(rng_seed)
-        remapper = ValueRemapper(local, info.avoid, jitter=self.config.jitter, keep=info.keep)
+        remapper = ValueRemapper(local, info.avoid, jitter=self.config.jitter, keep=info.keep,
+                                 vocabulary=vocabulary_of(seed.environment))
         config = {cls: remapper.remap(value) for cls, value in info.base_config.items()}
         rename_unchanged_root(config, seed, local)
         slots = list(info.slots)

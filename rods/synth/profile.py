@@ -22,8 +22,9 @@ from typing import Any
 
 from rods.envs.calls import ToolCall, parse_calls
 from rods.envs.environment import ERROR_PREFIX, ToolEnvironment
+from rods.synth import state
 from rods.synth.values import SMALL_INT
-from rods.tasks.model import Task
+from rods.tasks.model import BFCL_ENVIRONMENT, Task
 
 
 def parse_ground_truth(task: Task) -> list[list[ToolCall]]:
@@ -139,7 +140,12 @@ def environment_made(task: Task) -> frozenset:
     """
     from rods.synth.values import leaves
 
-    loaded = scalars(walk(ToolEnvironment(task).state()))
+    env = ToolEnvironment(task)
+    if task.environment != BFCL_ENVIRONMENT and all(state.is_delta(c) for c in env.involved_classes):
+        loaded = set().union(*(state.initial_values(env, c, task.initial_config.get(c, {}))[1]
+                               for c in env.involved_classes))
+    else:
+        loaded = scalars(walk(env.state()))
     config = set(v for v in leaves(task.initial_config) if isinstance(v, (str, int, float)))
     return frozenset(v for v in loaded - config if isinstance(v, str))
 
@@ -151,6 +157,8 @@ def trace_task(task: Task, calls: list[list[ToolCall]] | None = None) -> Trace:
     flat = [c for turn in turns for c in turn]
     turn_of = [t for t, turn in enumerate(turns) for _ in turn]
     results, created, changed = [], [], []
+    if task.environment != BFCL_ENVIRONMENT and all(state.is_delta(c) for c in env.involved_classes):
+        return _trace_delta(task, env, flat, turn_of)
     before = walk(env.state())
     for call in flat:
         results.append(env.execute(call))
@@ -158,6 +166,21 @@ def trace_task(task: Task, calls: list[list[ToolCall]] | None = None) -> Trace:
         created.append(scalars(after) - scalars(before))
         changed.append(sorted(map(repr, after)) != sorted(map(repr, before)))
         before = after
+    return Trace(flat, turn_of, results, created, changed)
+
+
+def _trace_delta(task: Task, env: ToolEnvironment, flat: list[ToolCall], turn_of: list[int]) -> Trace:
+    """`trace_task` for delta classes (`rods.synth.state`): the loaded state walked once, then each call's delta."""
+    classes = env.involved_classes
+    seen = set().union(*(state.initial_values(env, c, task.initial_config.get(c, {}))[0] for c in classes))
+    results, created, changed = [], [], []
+    for call in flat:
+        before = env.fork()
+        results.append(env.execute(call))
+        now = scalars(walk({c: state.view(env, c) for c in classes}))
+        created.append(now - seen)
+        seen |= now
+        changed.append(not all(state.same_state(before, env, c) for c in classes))
     return Trace(flat, turn_of, results, created, changed)
 
 

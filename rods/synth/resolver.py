@@ -28,6 +28,7 @@ from typing import Any
 
 from rods.envs.calls import ToolCall
 from rods.envs.environment import ToolEnvironment, public_state
+from rods.synth import state as state_view
 from rods.synth.api_graph import function_docs
 from rods.synth.arguments import ArgumentProposer
 from rods.synth.plan import Plan, PlannedCall
@@ -41,6 +42,7 @@ from rods.synth.profile import (
     walk,
 )
 from rods.synth.values import is_distinctive
+from rods.tasks.model import BFCL_ENVIRONMENT
 
 #: Argument draws per function; candidates of one function kept for backtracking; trial calls per run.
 TRIALS_PER_FUNCTION = 8
@@ -69,7 +71,9 @@ class Step:
 
 
 def class_state(env: ToolEnvironment, cls: str) -> list:
-    """The walk of one class's public state (paths and scalars)."""
+    """The walk of one class's public state (paths and scalars); of its delta for a delta class (`rods.synth.state`)."""
+    if state_view.is_delta(cls):
+        return walk({cls: state_view.view(env, cls)})
     return walk({cls: public_state(env.instance(cls))})
 
 
@@ -101,6 +105,11 @@ def is_failed(result: str) -> bool:
     return isinstance(value, list) and bool(value) and isinstance(value[0], dict) and "error" in value[0]
 
 
+def is_empty(result: str) -> bool:
+    """A result that holds nothing: "", "None", an empty list or object."""
+    return result_value(result) in ("", None, "None", {}, [])
+
+
 def offers_of(result: str, created: set, produced: set) -> list[list]:
     """A call's produced values as later calls should take them: result values and created ones, else result keys."""
     leaves = [v for _, v in value_paths(result_value(result)) if v in produced and v != "None"]
@@ -113,8 +122,11 @@ def resolve(plan: Plan, budget: int = TRIAL_BUDGET) -> Resolution:
     """Run the plan position by position, stepping back from dead ends (see the module docstring)."""
     env = ToolEnvironment(plan.initial_config, plan.seed.involved_classes, long_context=plan.seed.long_context)
     state = {cls: class_state(env, cls) for cls in env.involved_classes}
-    origin = Step(ToolCall("start", {}), "", env, state, {cls: scalars(walked) for cls, walked in state.items()})
-    proposer = ArgumentProposer(plan.remapper, random.Random(plan.rng_seed))
+    seen = {cls: state_view.initial_values(env, cls, plan.initial_config.get(cls, {}))[0]
+            if state_view.is_delta(cls) else scalars(walked) for cls, walked in state.items()}
+    origin = Step(ToolCall("start", {}), "", env, state, seen)
+    proposer = ArgumentProposer(plan.remapper, random.Random(plan.rng_seed), plan.seed.involved_classes,
+                                plan.initial_config)
     search = _Search(plan, proposer, budget)
     steps: list[Step] = []
     options: list[Iterator[Step] | None] = [None] * len(plan.calls)
@@ -150,7 +162,8 @@ class _Search:
         self.trials = 0
         self.dead_end: DeadEnd | None = None
         self.names = [c.name for c in plan.calls]  # as planned, before any write-back
-        self.owners = {name: doc["class"] for name, doc in function_docs().items()}
+        self.owners = {name: doc["class"] for name, doc in function_docs(plan.seed.involved_classes).items()}
+        self.generic = plan.seed.environment != BFCL_ENVIRONMENT
 
     def fallbacks(self, steps: list[Step]) -> list[tuple[int, str]]:
         return [(j, self.names[j]) for j, step in enumerate(steps) if step.call.name != self.names[j]]
@@ -175,7 +188,11 @@ class _Search:
         now = scalars(walked)
         created = now.difference(*before.seen.values())
         produced = produced_values(result, created)
-        changed = sorted(map(repr, walked)) != sorted(map(repr, before.state.get(owner, [])))
+        if state_view.is_delta(owner):  # the delta walked; the values seen so far accumulate
+            changed = not state_view.same_state(before.env, trial, owner)
+            now = before.seen.get(owner, frozenset()) | now
+        else:
+            changed = sorted(map(repr, walked)) != sorted(map(repr, before.state.get(owner, [])))
         return Step(call, result, trial, state, {**before.seen, owner: now}, produced,
                     offers_of(result, created, produced), changed)
 
@@ -214,6 +231,8 @@ class _Search:
                     continue
                 if planned.changed is not None and step.changed != planned.changed:
                     continue
+                if self.generic and not step.changed and is_empty(step.result):
+                    continue  # a read that finds nothing asks for nothing (the judge's progress check)
                 step.bindings = _bindings(arguments, fed, [s.result for s in steps])
                 kept += 1
                 yield step

@@ -39,7 +39,7 @@ from rods.synth.api_graph import describe, function_docs
 from rods.synth.executor import Execution
 from rods.synth.leak import leaks
 from rods.synth.plan import Plan
-from rods.tasks.model import Task
+from rods.tasks.model import BFCL_ENVIRONMENT, Task
 
 #: Longest query a reply may hold (characters): the template backend's longest turns
 #: (long lists of values) need room; BFCL's train queries: 99% within 490, the longest 932.
@@ -87,18 +87,20 @@ class TurnQuery(BaseModel):
     query: Query
 
 
-def narrative_opening(narrative: str | None, functions: list[str]) -> str:
+def narrative_opening(narrative: str | None, functions: list[str], classes: list[str] | None = None) -> str:
     """The narrative's sentences that recite none of `functions` (what a first query may open with)."""
     if not narrative:
         return ""
     sentences = re.split(r"(?<=[.!?])\s+", narrative.strip())
-    return " ".join(s for s in sentences if s and leaks(s, functions) is None)
+    return " ".join(s for s in sentences if s and leaks(s, functions, classes) is None)
 
 
 def _call_info(plan: Plan, execution: Execution, index: int) -> dict[str, Any]:
     call = execution.calls[index]
-    doc = function_docs().get(call.name, {})
+    doc = function_docs(plan.seed.involved_classes).get(call.name, {})
+    generic = {"generic": True} if plan.seed.environment != BFCL_ENVIRONMENT else {}  # a tool of any environment
     return {
+        **generic,
         "index": index,
         "function": call.name,
         "description": describe(doc) if doc else "",
@@ -122,7 +124,8 @@ def turn_contexts(plan: Plan, execution: Execution) -> list[dict[str, Any]]:
             continue
         if per_turn[t] or t + 1 >= seed.num_turns:
             if out and out[-1]["kind"] == "ask_missing":
-                out.append({"turn": t, "kind": "supply_missing", "calls": [], "missing": out[-1]["missing"]})
+                generic = {"generic": True} if seed.environment != BFCL_ENVIRONMENT else {}
+                out.append({"turn": t, "kind": "supply_missing", "calls": [], "missing": out[-1]["missing"], **generic})
             else:
                 out.append({"turn": t, "kind": "calls", "calls": [_call_info(plan, execution, j) for j in per_turn[t]]})
             continue
@@ -161,7 +164,7 @@ class Rewriter:
         turns = turns or turn_contexts(plan, execution)
         functions = [c["function"] for t in turns for c in t["calls"]]
         context = {"narrative": plan.narrative, "turns": turns, "feedback": feedback or [],
-                   "opening": narrative_opening(plan.narrative, functions)}
+                   "opening": narrative_opening(plan.narrative, functions, plan.seed.involved_classes)}
         prompt = (
             "Write the user's message for every turn of this conversation with a tool-using assistant. "
             "Turns must read as one coherent story that follows the narrative, and later turns may refer back "

@@ -14,7 +14,10 @@ What is kept (and therefore not "distinctive"), precisely:
   (at most 3 words, not f-string parts) in the BFCL API class sources (city
   names, zip codes, airport codes, order types, statuses, door names, default
   stock symbols ...) and enum values of the function docs: the simulator only
-  knows those;
+  knows those. A Python environment's vocabulary (`python_vocabulary`) is the
+  identifiers of its class's module (attribute and field names, which a config
+  must keep), the short string constants of the class itself, and its tools'
+  enum values and parameter names;
 * English function words (``STOPWORDS``), file extensions, words of < 3 letters;
 * booleans, None, integers in ``[-10, 10]`` and integral floats in that range.
 
@@ -28,12 +31,14 @@ import ast
 import json
 import random
 import re
+import textwrap
 from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
 from rods.envs.calls import ast_parse
+from rods.tasks.model import BFCL_ENVIRONMENT
 
 SMALL_INT = 10
 
@@ -111,22 +116,73 @@ def _collect_enums(node: Any, out: set[str]) -> None:
             _collect_enums(value, out)
 
 
-def is_kept_word(word: str) -> bool:
-    """True for a word the remapping keeps (see the module docstring)."""
+@lru_cache(maxsize=32)
+def python_vocabulary(path: str) -> frozenset[str]:
+    """The vocabulary of a Python environment class (`module:Class`; see the module docstring)."""
+    import inspect
+
+    from rods.envs.classes import api_class
+    from rods.envs.schemas import function_docs
+
+    klass = api_class(path)
+    words: set[str] = set()
+
+    def add(text: str) -> None:
+        words.update(w.lower() for w in _WORD.findall(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)))
+
+    module = inspect.getmodule(klass)
+    try:
+        source = inspect.getsource(module) if module else ""
+    except (OSError, TypeError):
+        source = ""
+    tree = ast_parse(source)
+    for node in ast.walk(tree):  # identifiers of the module: attribute, field, parameter and class names
+        for name in (getattr(node, "id", None), getattr(node, "attr", None), getattr(node, "arg", None),
+                     getattr(node, "name", None)):
+            if isinstance(name, str):
+                add(name)
+    for owner in klass.__mro__[:-1]:  # short string constants of the class itself (statuses, kinds, keys)
+        try:
+            body = ast_parse(textwrap.dedent(inspect.getsource(owner)))
+        except (OSError, TypeError, SyntaxError):
+            continue
+        for node in ast.walk(body):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value.split()) <= 3 \
+                    and len(node.value) <= 30:
+                add(node.value)
+    for docs in function_docs([path]).values():
+        for doc in docs:
+            add(doc["name"])
+            _collect_enums(doc.get("parameters", {}), words)
+            for prop in doc.get("parameters", {}).get("properties", {}):
+                add(prop)
+    return frozenset(words)
+
+
+def is_kept_word(word: str, vocabulary: frozenset[str] | None = None) -> bool:
+    """True for a word the remapping keeps (see the module docstring); `vocabulary` defaults to BFCL's."""
+    known = environment_vocabulary() if vocabulary is None else vocabulary
     if word.isdigit():
-        return len(word) < 3 or word in environment_vocabulary()
+        return len(word) < 3 or word in known
     low = word.lower()
-    return len(word) < 3 or low in STOPWORDS or low in EXTENSIONS or low in environment_vocabulary()
+    return len(word) < 3 or low in STOPWORDS or low in EXTENSIONS or low in known
 
 
-def is_distinctive(value: Any) -> bool:
-    """True for a value a variant must not copy from its seed (module docstring)."""
+def vocabulary_of(environment: str) -> frozenset[str] | None:
+    """The words an environment's remapping keeps: None for BFCL's (the default), else its Python class's."""
+    if environment == BFCL_ENVIRONMENT:
+        return None
+    return python_vocabulary(environment)
+
+
+def is_distinctive(value: Any, vocabulary: frozenset[str] | None = None) -> bool:
+    """True for a value a variant must not copy from its seed (module docstring); `vocabulary` defaults to BFCL's."""
     if isinstance(value, bool) or value is None:
         return False
     if isinstance(value, (int, float)):
         return not (float(value).is_integer() and abs(value) <= SMALL_INT)
     if isinstance(value, str):
-        return any(not is_kept_word(w) for w in _WORD.findall(value))
+        return any(not is_kept_word(w, vocabulary) for w in _WORD.findall(value))
     return False
 
 
@@ -155,11 +211,14 @@ class ValueRemapper:
         jitter: relative range of new numbers (0.3: within x0.7 .. x1.3).
         keep: exact values to leave alone: content the simulator itself makes at
             load time (BFCL's long-context filler files), which no config can rename.
+        vocabulary: the environment's words to keep (default: BFCL's, `environment_vocabulary`).
     """
 
-    def __init__(self, rng: random.Random, avoid: list[Any] = (), jitter: float = 0.3, keep: frozenset = frozenset()):
+    def __init__(self, rng: random.Random, avoid: list[Any] = (), jitter: float = 0.3, keep: frozenset = frozenset(),
+                 vocabulary: frozenset[str] | None = None):
         self.rng = rng
         self.keep = keep
+        self.vocabulary = vocabulary
         self.jitter = jitter
         self.words: dict[str, str] = {}
         self.digits: dict[str, str] = {}
@@ -167,7 +226,7 @@ class ValueRemapper:
         self._avoid_words = {w.lower() for v in avoid if isinstance(v, str) for w in _WORD.findall(v)}
         self._avoid_numbers = {float(v) for v in avoid if isinstance(v, (int, float)) and not isinstance(v, bool)}
         self._used: set[str] = set()
-        self._nouns = [w for w in NOUNS if w not in self._avoid_words]
+        self._nouns = [w for w in NOUNS if w not in self._avoid_words and (vocabulary is None or w not in vocabulary)]
         self._names = [w for w in NAMES if w.lower() not in self._avoid_words]
         rng.shuffle(self._nouns)
         rng.shuffle(self._names)
@@ -228,7 +287,7 @@ class ValueRemapper:
         return self.text(key) if isinstance(key, str) else self.number(key) if isinstance(key, (int, float)) else key
 
     def _token(self, word: str) -> str:
-        if is_kept_word(word):
+        if is_kept_word(word, self.vocabulary):
             return word
         if word.isdigit():
             if word not in self.digits:
@@ -253,7 +312,7 @@ class ValueRemapper:
         pool = self._nouns if self._nouns else self._names
         while pool:
             cand = pool.pop().lower()
-            if cand not in self._used and cand not in self._avoid_words and not is_kept_word(cand):
+            if cand not in self._used and cand not in self._avoid_words and not is_kept_word(cand, self.vocabulary):
                 self._used.add(cand)
                 return cand
         return self._fresh(lambda: "".join(self.rng.choice("bcdfghklmnprstvz") + self.rng.choice("aeiou")
@@ -262,7 +321,8 @@ class ValueRemapper:
     def _fresh(self, draw) -> str:
         for _ in range(100):
             cand = draw()
-            if cand.lower() not in self._used and cand.lower() not in self._avoid_words and not is_kept_word(cand):
+            if (cand.lower() not in self._used and cand.lower() not in self._avoid_words
+                    and not is_kept_word(cand, self.vocabulary)):
                 self._used.add(cand.lower())
                 return cand
         raise RuntimeError("could not draw a fresh value")
