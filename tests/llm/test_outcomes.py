@@ -53,5 +53,7 @@ def test_every_function_phrase_says_values_not_docs(name):
 def test_an_unknown_function_gets_a_generic_phrase_without_parameter_names():
     text = outcome("reserve_table", {"restaurant_name": "Zuni", "party_size": 4},
                    params=["restaurant_name", "party_size"])
-    assert "Zuni" in text and "4" in text and "restaurant_name" not in text and "party" not in text
-    assert "reserve table" in text
+    # values said; parameter names only as plain words after their value, never as identifiers
+    assert "Zuni" in text and "4" in text and "restaurant_name" not in text and "party_size" not in text
+    assert leaks(text, ["reserve_table"]) is None
+    assert "reserve" in text and "table" in text
