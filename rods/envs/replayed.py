@@ -22,15 +22,13 @@ from functools import cache
 from typing import Any
 
 from rods.envs.protocol import Environment, ToolSpec
+from rods.tasks.model import MCP_MANIFEST_SUFFIXES
 
 logger = logging.getLogger(__name__)
 
-#: Class keys ending so name an MCP server's manifest.
-MANIFEST_SUFFIXES = (".yaml", ".yml")
-
-
 def is_manifest(key: str) -> bool:
-    return key.endswith(MANIFEST_SUFFIXES)
+    """Whether a class key names an MCP server's manifest (the task model's rule)."""
+    return key.endswith(MCP_MANIFEST_SUFFIXES)
 
 
 def factory(key: str) -> Callable[[], Environment]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from rods.envs.protocol import ToolSpec
 from rods.tasks.bfcl import API_CLASS_FILES
+from rods.tasks.model import MCP_MANIFEST_SUFFIXES
 
 #: API class -> its function-doc file in `data/multi_turn_func_doc/`.
 DOC_FILES = {cls: f"{stem}.json" for cls, stem in API_CLASS_FILES.items()}
@@ -45,7 +46,7 @@ def _docs() -> dict[str, tuple[dict[str, Any], ...]]:
 
 
 @cache
-def _python_docs(key: str) -> tuple[dict[str, Any], ...]:
+def _environment_docs(key: str) -> tuple[dict[str, Any], ...]:
     """A non-BFCL environment's tools as function docs: a Python class's from its signatures and
     docstrings, a protocol environment's (MCP, `Environment` subclass) from its `tools()`."""
     from rods.envs.classes import api_class, is_replayed
@@ -68,10 +69,10 @@ def function_docs(classes: Iterable[str] | None = None) -> dict[str, list[dict[s
     """
     docs = _docs()
     wanted = list(classes) if classes is not None else list(docs)
-    unknown = [c for c in wanted if c not in docs and ":" not in c and not c.endswith((".yaml", ".yml"))]
+    unknown = [c for c in wanted if c not in docs and ":" not in c and not c.endswith(MCP_MANIFEST_SUFFIXES)]
     if unknown:
         raise ValueError(f"unknown API class(es) {unknown}; expected some of {sorted(docs)} or 'module:Class'")
-    return {c: copy.deepcopy(list(docs[c] if c in docs else _python_docs(c))) for c in wanted}
+    return {c: copy.deepcopy(list(docs[c] if c in docs else _environment_docs(c))) for c in wanted}
 
 
 def function_names(classes: Iterable[str]) -> list[str]:
