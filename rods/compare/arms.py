@@ -4,7 +4,10 @@ An arm is a training config file (`configs/ablations/static_pool.yaml`, ...).
 Arms of one comparison must train on the same seed tasks for the same number
 of steps; `load_arms` checks both and says which arm differs. Each run of an
 arm overrides only the trainer seed and the run directory
-(``OUT/runs/<arm>/seed-<s>``). The held-out split is drawn once, from the
+(``OUT/runs/<arm>/seed-<s>``), and points the warm start, if the arm has
+one, at a cache shared by the comparison (``OUT/warm_starts``): arms whose
+warm starts read the same things (in the miniature: every arm, for one
+seed) start GRPO from one policy, trained once. The held-out split is drawn once, from the
 test split shaped like the arms' seeds (same task mix and filters), and kept
 in ``OUT/heldout.jsonl`` so every arm and every rerun evaluates the same tasks.
 """
@@ -23,6 +26,7 @@ log = logging.getLogger(__name__)
 
 RUNS_DIR = "runs"
 HELDOUT_FILE = "heldout.jsonl"
+WARM_STARTS_DIR = "warm_starts"
 #: The resolved config a job trains with (written by the runner, read by the job).
 RUN_CONFIG = "arm.yaml"
 #: Written last by a finished run's job: a run with it is never run again.
@@ -95,7 +99,10 @@ def plan_runs(arms: list[Arm], seeds: int, out: str | Path) -> list[RunSpec]:
     for arm in arms:
         for seed in range(seeds):
             run_dir = out / RUNS_DIR / arm.name / f"seed-{seed}"
-            data = apply_overrides(arm.config.model_dump(mode="json"), [f"grpo.seed={seed}", f"output_dir={run_dir}"])
+            changes = [f"grpo.seed={seed}", f"output_dir={run_dir}"]
+            if arm.config.warm_start.enabled and arm.config.warm_start.cache_dir is None:
+                changes.append(f"warm_start.cache_dir={out / WARM_STARTS_DIR}")
+            data = apply_overrides(arm.config.model_dump(mode="json"), changes)
             runs.append(RunSpec(arm.name, seed, run_dir, config_from_dict(data, f"{arm.path} (seed {seed})")))
     return runs
 

@@ -130,6 +130,11 @@ class WarmStartSettings(Section):
         "bfcl:train", description="Where the SFT examples come from (a task file or a BFCL split), shaped like the "
         "seeds by `data`; the run's own seeds are left out. Another environment's run names its own task file."
     )
+    cache_dir: str | None = Field(
+        None, description="A folder of finished warm starts keyed by everything the warm start reads (model, data, "
+        "seeds, rollout, these settings, grpo.seed): a run whose key is there loads that policy instead of training "
+        "it again. `rods compare` sets it, so arms with the same random seed start GRPO from the same policy."
+    )
 
 
 #: Synthesis backends a config may name (the names of `rods.llm.make_backend`).

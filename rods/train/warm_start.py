@@ -18,9 +18,13 @@ seeds.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +36,83 @@ from rods.train.trainer import make_rollout
 
 log = logging.getLogger(__name__)
 
+REPORT_FILE = "warm_start.json"
+WEIGHTS_FILE = "model.safetensors"
+
 
 def warm_start(
     config: TrainConfig, model: Any, tokenizer: Any, seeds: list[Task], run_dir: str | Path
 ) -> dict[str, Any]:
-    """SFT on gold first turns of train tasks other than the run's seeds; returns and writes the report."""
+    """SFT on gold first turns of train tasks other than the run's seeds; returns and writes the report.
+
+    With `warm_start.cache_dir`, a warm start with the same key is loaded instead of trained (and a new one kept).
+    """
+    cache = config.warm_start.cache_dir
+    if cache is None:
+        report = _train(config, model, tokenizer, seeds, run_dir)
+    else:
+        entry = Path(cache) / cache_key(config, seeds)
+        with _locked(entry):
+            if (entry / REPORT_FILE).is_file() and (entry / WEIGHTS_FILE).is_file():
+                report = _load(model, entry)
+            else:
+                report = _train(config, model, tokenizer, seeds, run_dir)
+                _keep(model, report, entry)
+    Path(run_dir).mkdir(parents=True, exist_ok=True)
+    Path(run_dir, REPORT_FILE).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return report
+
+
+def cache_key(config: TrainConfig, seeds: list[Task]) -> str:
+    """A digest of everything the warm start reads; equal keys give the same warm-started policy."""
+    parts = {
+        "model": config.model.model_dump(mode="json"),
+        "data": config.data.model_dump(mode="json"),
+        "seeds": [t.id for t in seeds],
+        "rollout": config.rollout.model_dump(mode="json"),
+        "warm_start": config.warm_start.model_dump(mode="json", exclude={"cache_dir"}),
+        "seed": config.grpo.seed,
+        "precision": [config.grpo.bf16, config.grpo.use_cpu],
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@contextmanager
+def _locked(entry: Path) -> Iterator[None]:
+    """One process at a time trains or reads a cache entry (parallel runs of one seed wait for the first)."""
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    with open(entry.parent / f"{entry.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _load(model: Any, entry: Path) -> dict[str, Any]:
+    from safetensors.torch import load_model
+
+    load_model(model, str(entry / WEIGHTS_FILE))
+    report = json.loads((entry / REPORT_FILE).read_text(encoding="utf-8"))
+    log.info("warm start: loaded the policy kept in %s (parse rate after %.2f)", entry,
+             report["after"]["parse_rate"] or 0.0)
+    return {**report, "cached_from": str(entry)}
+
+
+def _keep(model: Any, report: dict[str, Any], entry: Path) -> None:
+    """Weights first, report last (a half-written entry has no report and is trained again)."""
+    from safetensors.torch import save_model
+
+    entry.mkdir(parents=True, exist_ok=True)
+    tmp = entry / f"{WEIGHTS_FILE}.tmp"
+    save_model(model, str(tmp))
+    tmp.replace(entry / WEIGHTS_FILE)
+    (entry / REPORT_FILE).write_text(json.dumps(report, indent=2), encoding="utf-8")
+
+
+def _train(
+    config: TrainConfig, model: Any, tokenizer: Any, seeds: list[Task], run_dir: str | Path
+) -> dict[str, Any]:
     import torch
 
     settings = config.warm_start
@@ -87,5 +163,4 @@ def warm_start(
         len(examples), settings.max_steps, before["parse_rate"] or 0.0, after["parse_rate"] or 0.0,
         before["mean_progress"] or 0.0, after["mean_progress"] or 0.0,
     )
-    Path(run_dir, "warm_start.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
     return report
