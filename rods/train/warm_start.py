@@ -12,8 +12,9 @@ measured before and after and written to ``warm_start.json``.
 The SFT examples come from `warm_start.tasks` (BFCL's train split unless a
 run names its own environment's task file) shaped like the run's seeds (same
 task mix) *minus the run's seeds*: GRPO then trains on tasks the warm start
-never saw, and the parse rate is measured on (the first `eval_tasks` of) those
-seeds.
+never saw, and the parse rate is measured on `eval_tasks` of those seeds spread
+evenly over the seed list (turn slices come turn by turn: the first ones would
+all be first turns, which a warm start learns first).
 """
 
 from __future__ import annotations
@@ -77,6 +78,13 @@ def cache_key(config: TrainConfig, seeds: list[Task]) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def spread(tasks: list[Task], n: int) -> list[Task]:
+    """`n` tasks evenly spaced over `tasks`, in order (all of them when there are no more than `n`)."""
+    if n >= len(tasks):
+        return list(tasks)
+    return [tasks[i * len(tasks) // n] for i in range(n)]
+
+
 @contextmanager
 def _locked(entry: Path) -> Iterator[None]:
     """One process at a time trains or reads a cache entry (parallel runs of one seed wait for the first)."""
@@ -132,7 +140,7 @@ def _train(
         examples = examples[: settings.max_examples]
     if not examples:
         raise ValueError("warm_start: no ground-truth turn outside the run's seeds could become an SFT example")
-    held_out = seeds[: settings.eval_tasks]
+    held_out = spread(seeds, settings.eval_tasks)
     before = measure(model, rollout, held_out)
     log.info(
         "warm start: parse rate before %.2f on %d seeds (not trained on)", before["parse_rate"] or 0.0, len(held_out)

@@ -83,3 +83,14 @@ def torch_equal(a, b) -> bool:
     import torch
 
     return bool(torch.equal(a, b))
+
+
+def test_warm_start_measures_seeds_spread_over_the_list():
+    from rods.train.warm_start import spread
+
+    tasks = turn_slices(load_split("train")[:30], max_calls=1)
+    picked = spread(tasks, 6)
+    assert len(picked) == 6 and picked[0] is tasks[0]
+    assert len({t.id.split("@")[1] for t in picked}) > 1  # not only first turns
+    assert [tasks.index(t) for t in picked] == sorted(tasks.index(t) for t in picked)
+    assert spread(tasks[:3], 6) == tasks[:3]
