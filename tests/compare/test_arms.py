@@ -1,0 +1,25 @@
+"""Runs of a comparison: only the seed, run directory and warm-start cache differ from the arm."""
+
+from pathlib import Path
+
+from rods.compare.arms import Arm, plan_runs
+from rods.train.config import TrainConfig
+
+
+def test_runs_share_a_warm_start_cache_only_when_the_arm_warm_starts(tmp_path):
+    warm = TrainConfig(synthesis={"enabled": False}, warm_start={"enabled": True})
+    cold = TrainConfig(synthesis={"enabled": False})
+    own = TrainConfig(synthesis={"enabled": False}, warm_start={"enabled": True, "cache_dir": "/elsewhere"})
+    arms = [Arm("warm", Path("warm.yaml"), warm), Arm("cold", Path("cold.yaml"), cold),
+            Arm("own", Path("own.yaml"), own)]
+    runs = plan_runs(arms, 2, tmp_path)
+    assert [(r.arm, r.seed) for r in runs] == [(a, s) for a in ("warm", "cold", "own") for s in (0, 1)]
+    caches = {(r.arm, r.seed): r.config.warm_start.cache_dir for r in runs}
+    assert caches[("warm", 0)] == caches[("warm", 1)] == str(tmp_path / "warm_starts")
+    assert caches[("cold", 0)] is None and caches[("own", 1)] == "/elsewhere"
+    for run in runs:
+        arm = next(a for a in arms if a.name == run.arm)
+        assert run.config.grpo.seed == run.seed and run.config.run_dir == str(run.run_dir)
+        mine = run.config.model_dump(exclude={"output_dir": True, "grpo": {"seed"}, "warm_start": {"cache_dir"}})
+        theirs = arm.config.model_dump(exclude={"output_dir": True, "grpo": {"seed"}, "warm_start": {"cache_dir"}})
+        assert mine == theirs
