@@ -25,7 +25,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from rods.envs.protocol import Environment, ToolSpec
+from rods.envs.protocol import ERROR_PREFIX, Environment, ToolSpec
 from rods.tasks.model import MCP_MANIFEST_SUFFIXES
 
 logger = logging.getLogger(__name__)
@@ -85,6 +85,8 @@ class _Host:
         self.env = factory(key)()
         self.env.reset({key: config}, seed)
         self.writes: tuple[tuple[str, dict[str, Any]], ...] = ()
+        #: (writes, snapshot): the last snapshot read, and the state it was read in.
+        self.seen: tuple[tuple, Any] | None = None
         self.lock = threading.RLock()
         self.users = 0
         self.token = f"{os.getpid()}:{next(_TOKENS)}"
@@ -144,12 +146,15 @@ class ReplayedEnvironment:
 
     @classmethod
     def _thaw(cls, key: str, config: dict[str, Any], seed: int | None, calls: tuple[tuple[str, dict], ...],
-              token: str | None) -> ReplayedEnvironment:
-        """A copy (unpickled): on the host it was copied from while that holds its state, else rebuilt when used."""
+              writes: tuple[int, ...], token: str | None) -> ReplayedEnvironment:
+        """A copy (unpickled): on the host it was copied from while that holds its state, else rebuilt when used.
+
+        `writes`: the positions in `calls` of the calls that changed the state (or may have).
+        """
         self = cls.__new__(cls)
         self._key, self._config, self._seed = key, config, seed
         self._calls = [(name, dict(arguments)) for name, arguments in calls]
-        self._writes = tuple((n, a) for n, a in self._calls if not is_read_only(key, n))
+        self._writes = tuple(self._calls[i] for i in writes)
         self._host = None
         with _HOSTS_LOCK:
             host = _HOSTS.get(token) if token is not None else None
@@ -179,8 +184,7 @@ class ReplayedEnvironment:
         with host.lock:
             for name, arguments in self._calls:
                 host.env.call(name, dict(arguments))
-                if not is_read_only(self._key, name):
-                    host.writes += ((name, arguments),)
+            host.writes = self._writes
         return host
 
     def _call(self, name: str, *args: Any, **arguments: Any) -> str:
@@ -193,17 +197,29 @@ class ReplayedEnvironment:
                     continue  # another copy changed it meanwhile
                 self._calls.append((name, arguments))
                 result = host.env.call(name, dict(arguments))
-                if not is_read_only(self._key, name):  # this copy takes the host over
-                    host.writes += ((name, arguments),)
+                if not is_read_only(self._key, name) and not self._failed_in_place(host, result):
+                    host.writes += ((name, arguments),)  # this copy takes the host over
                     self._writes = host.writes
                 return result
+
+    def _failed_in_place(self, host: _Host, result: str) -> bool:
+        """An error result that left the state as it was (compared with the last snapshot read, if current).
+
+        Such a call is no write: copies in the state before it keep sharing the host (a synthesis trial that
+        fails does not cost the next trial a server start).
+        """
+        if not result.startswith(ERROR_PREFIX) or host.seen is None or host.seen[0] != host.writes:
+            return False
+        return bool(host.env.snapshot() == host.seen[1])
 
     def _snapshot(self) -> Any:
         while True:
             host = self._live()
             with host.lock:
                 if host.holds(self._key, self._config, self._seed, self._writes):
-                    return host.env.snapshot()
+                    snapshot = host.env.snapshot()
+                    host.seen = (host.writes, snapshot)
+                    return snapshot
 
     @property
     def state_snapshot(self) -> Any:
@@ -216,7 +232,13 @@ class ReplayedEnvironment:
 
     def __reduce__(self) -> tuple[Any, ...]:
         token = self._host.token if self._host is not None else None
-        return ReplayedEnvironment._thaw, (self._key, self._config, self._seed, tuple(self._calls), token)
+        writes, at = [], 0
+        for i, call in enumerate(self._calls):  # positions of the write calls, a subsequence of the calls
+            if at < len(self._writes) and call == self._writes[at]:
+                writes.append(i)
+                at += 1
+        return ReplayedEnvironment._thaw, (self._key, self._config, self._seed, tuple(self._calls), tuple(writes),
+                                           token)
 
     def close(self) -> None:
         host, self._host = getattr(self, "_host", None), None

@@ -199,7 +199,8 @@ class FreeText:
         self.seeds = seeds
         self.remapper = remapper
         self.rng = rng
-        self._found: dict[tuple[str, str], list[Example]] = {}
+        self._found: dict[tuple[str, str], tuple[list[Example], list[Example]]] = {}
+        self._live: tuple[Any, str, dict[str, list[Any]]] | None = None
 
     def examples(self, function: str, param: str) -> tuple[list[Example], list[Example]]:
         """(the plan's seed's examples, every seed's) of a parameter; seeds that do not show it are not run."""
@@ -216,8 +217,11 @@ class FreeText:
         if not everyone:
             return None
         example = self.rng.choice(own if own and self.rng.random() < 0.5 else everyone)
-        live = state_places(env, owner) if owner is not None and any(lit.places for lit in example.literals) \
-            else {}
+        live: dict[str, list[Any]] = {}
+        if owner is not None and any(lit.places for lit in example.literals):
+            if self._live is None or self._live[0] is not env or self._live[1] != owner:  # once per position
+                self._live = (env, owner, state_places(env, owner))
+            live = self._live[2]
         for _ in range(4):  # a text equal to its example copies the seed: draw again
             text = self.derive(example, live)
             if text != example.text or not is_distinctive(text, self.remapper.vocabulary):

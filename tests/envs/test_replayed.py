@@ -104,3 +104,17 @@ def test_every_copy_reads_the_state_its_own_calls_lead_to(key, operations):
     for env in envs:
         env.close()
     assert not replayed._HOSTS  # the last user of a server gave it back
+
+
+def test_a_write_that_fails_without_changing_the_state_keeps_sharing(key):
+    original = ReplayedEnvironment(key, {})
+    original.rods_state()  # the state the failed call is compared with
+    twin = copy(original)
+    assert twin.write_query(query="UPDATE no_such_table SET x = 1").startswith("Error during execution")
+    assert twin._host is original._host and stock(original, "lamp") == 0
+    again = copy(twin)  # the failed call is in the recipe, not in the state's name
+    assert again._host is original._host
+    twin.write_query(query="UPDATE products SET stock = 2 WHERE name = 'lamp'")
+    assert stock(twin, "lamp") == 2 and stock(again, "lamp") == 0 and stock(original, "lamp") == 0
+    for env in (original, twin, again):
+        env.close()
