@@ -1,6 +1,7 @@
 """Environments side by side: seeds, replay, template synthesis and reward cost per environment.
 
-For each environment (BFCL's train split, tau2-bench's airline and retail seeds):
+For each environment (BFCL's train split, tau2-bench's airline and retail seeds, the MCP servers of
+examples/mcp_git and examples/mcp_sqlite):
 
 * seeds: the seed tasks measured (all tau2 seeds; `--bfcl-seeds` of BFCL's train split, spread over categories);
 * replay_ok: seeds whose ground truth, replayed on a fresh environment, scores RP = 1 and the binary verdict 1;
@@ -12,16 +13,22 @@ For each environment (BFCL's train split, tau2-bench's airline and retail seeds)
 * reward_ms_per_traj: CPU milliseconds to score one trajectory, over K trajectories per seed (a replay plus
   perturbed ones, as `bench/reward_speed.py` makes them), the ground-truth cache cleared per seed.
 
-Prints a table, then as its last line one JSON object:
-`{"<env>": {"seeds", "replay_ok", "synth_seeds_ok", "variants", "profile_match", "reward_ms_per_traj"}, ...}`.
+For the MCP environments also (medians, wall-clock; measured by bench/mcp_env.py's code):
+server_start_ms (a rollout's server ready: `no_pool` a cold start, `warm_pool` taken from a primed pool of K)
+and call_ms (a read-only call: `no_pool`, `warm_pool` with K servers starting beside it).
 
-    python bench/envs.py [--bfcl-seeds 40] [--per-seed 2] [--k 8] [--limit N]
+Prints a table, then as its last line one JSON object:
+`{"<env>": {"seeds", "replay_ok", "synth_seeds_ok", "variants", "profile_match", "reward_ms_per_traj"}, ...}`
+(MCP environments add "server_start_ms" and "call_ms", each {"no_pool", "warm_pool"}).
+
+    python bench/envs.py [--bfcl-seeds 40] [--per-seed 2] [--k 8] [--limit N] [--envs mcp_git mcp_sqlite]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +42,8 @@ from rods.synth.settings import SynthConfig
 from rods.tasks import CATEGORIES, Task, load_split, read_tasks
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+#: The MCP examples (examples/mcp_<bed>), as bench/mcp_env.py names its beds.
+MCP_BEDS = ("git", "sqlite")
 
 
 def bfcl_seeds(n: int) -> list[Task]:
@@ -47,6 +56,33 @@ def tau2_seeds(domain: str) -> list[Task]:
     """The committed seed files (train and test) of a tau2 domain."""
     folder = EXAMPLES / f"tau2_{domain}"
     return [t for f in sorted(folder.glob("*.jsonl")) for t in read_tasks(f)]
+
+
+def mcp_seeds(bed: str) -> list[Task]:
+    """The seed file of an MCP example (its tasks name the manifest from the repository root)."""
+    return read_tasks(EXAMPLES / f"mcp_{bed}" / "seeds.jsonl")
+
+
+def server_figures(bed: str, k: int, n: int = 4, calls: int = 20) -> dict:
+    """server_start_ms and call_ms of an MCP bed, with and without the warm pool (bench/mcp_env.py)."""
+    from mcp_env import beds, call_latency, ms, rollout_start, server_start
+
+    manifest = beds()[bed]
+    return {"server_start_ms": {"no_pool": ms(server_start(manifest, n)),
+                                "warm_pool": ms(rollout_start(manifest, k, max(1, n // k), warm=k))},
+            "call_ms": {"no_pool": ms(call_latency(manifest, calls)),
+                        "warm_pool": ms(call_latency(manifest, calls, warm=k))}}
+
+
+def print_server_table(figures: dict) -> None:
+    rows = {name: f for name, f in figures.items() if "server_start_ms" in f}
+    if not rows:
+        return
+    print(f"{'MCP server':<14}{'start, no pool':>16}{'warm pool':>12}{'call, no pool':>16}{'warm pool':>12}")
+    for name, f in rows.items():
+        start, call = f["server_start_ms"], f["call_ms"]
+        print(f"{name:<14}{start['no_pool']:>13.1f} ms{start['warm_pool']:>9.1f} ms"
+              f"{call['no_pool']:>13.1f} ms{call['warm_pool']:>9.1f} ms")
 
 
 def replays(task: Task) -> bool:
@@ -111,13 +147,20 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=8, help="trajectories per seed for the reward timing")
     parser.add_argument("--limit", type=int, default=None, help="at most this many seeds per environment")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--envs", nargs="+", default=None, help="measure only these environments (names as above)")
     args = parser.parse_args()
 
     envs = {"bfcl": bfcl_seeds(args.bfcl_seeds), "tau2_airline": tau2_seeds("airline"),
             "tau2_retail": tau2_seeds("retail")}
+    envs |= {f"mcp_{bed}": mcp_seeds(bed) for bed in MCP_BEDS}
+    envs = {name: seeds for name, seeds in envs.items() if args.envs is None or name in args.envs}
+    os.chdir(EXAMPLES.parent)  # MCP tasks name their manifest from the repository root
     figures = {}
     for name, seeds in envs.items():
         figures[name] = measure(name, seeds[: args.limit], args.per_seed, args.k, args.workers)
+    for bed in MCP_BEDS:
+        if f"mcp_{bed}" in figures:
+            figures[f"mcp_{bed}"] |= server_figures(bed, args.k)
 
     print(f"{'environment':<14}{'seeds':>7}{'replay ok':>11}{'synth ok':>10}{'variants':>10}"
           f"{'profile':>9}{'reward ms/traj':>16}")
@@ -125,6 +168,7 @@ def main() -> None:
         profile = "-" if f["profile_match"] is None else f"{f['profile_match']:.0%}"
         print(f"{name:<14}{f['seeds']:>7}{f['replay_ok']:>11}{f['synth_seeds_ok']:>10}{f['variants']:>10}"
               f"{profile:>9}{f['reward_ms_per_traj']:>16.1f}")
+    print_server_table(figures)
     print(json.dumps(figures))
 
 

@@ -59,9 +59,10 @@ def server_start(manifest: Manifest, n: int) -> float:
     return statistics.median(times)
 
 
-def call_latency(manifest: Manifest, calls: int) -> float:
+def call_latency(manifest: Manifest, calls: int, warm: int = 0) -> float:
+    """Median read-only call on a started server; `warm`: servers the pool keeps starting beside it."""
     name, arguments = READ_CALL[manifest.name]
-    with ServerPool(manifest, warm=0) as pool:
+    with ServerPool(manifest, warm=warm) as pool:
         env = MCPEnvironment(manifest.name, pool=pool)
         env.reset({})
         env.call(name, arguments)  # started, first-call costs paid

@@ -125,7 +125,10 @@ def load_instance(cls: str, initial_config: Mapping[str, Any], long_context: boo
     Isolation: BFCL's long-context loading hangs module-level dicts (travel cards
     and bookings) into the instance; the copy at the end cuts those references.
     """
-    return thaw(freeze(load_shared(cls, initial_config, long_context, seed)))
+    instance = load_shared(cls, initial_config, long_context, seed)
+    if getattr(type(instance), "rods_snapshot", False):  # hosted by replay: it owns its state already
+        return instance
+    return thaw(freeze(instance))
 
 
 def load_frozen(cls: str, initial_config: Mapping[str, Any], long_context: bool) -> bytes:

@@ -115,6 +115,7 @@ def turn_slice(task: Task, turn: int) -> Task | None:
     return Task(
         id=f"{task.id}@turn{turn}",
         category="long_context" if task.long_context else "base",
+        environment=task.environment,
         question=[question],
         initial_config=initial_config,
         involved_classes=classes,

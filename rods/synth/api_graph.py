@@ -264,3 +264,9 @@ def graph_for(environment: str, seeds: Iterable[Task] = ()) -> APIGraph:
         graph = APIGraph.learn(list(pool.values()), classes)
         _GRAPHS[environment] = (ids, graph)
         return graph
+
+
+def seeds_of(environment: str) -> list[Task]:
+    """The seed tasks of a non-BFCL environment its graph was learned from (so far in this process)."""
+    with _GRAPHS_LOCK:
+        return list(_GRAPH_SEEDS.get(environment, []))

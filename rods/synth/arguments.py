@@ -17,6 +17,8 @@ so they are valid *in that state*:
 Proposals are only proposals: the executor keeps the first one whose data-flow
 edges are exactly the plan's and whose call runs without an error. Only a
 function's required parameters are filled (optional ones keep their defaults).
+A free-text parameter (an SQL statement) of an environment other than BFCL
+takes a seed's example with its literals re-drawn (:mod:`rods.synth.free_text`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from rods.envs.environment import ToolEnvironment, is_bfcl, public_state
 from rods.envs.python import to_json
 from rods.synth import state as state_view
 from rods.synth.api_graph import function_docs
+from rods.synth.free_text import FreeText
 from rods.synth.profile import linkable, walk
 from rods.synth.values import ValueRemapper, is_distinctive
 
@@ -124,8 +127,9 @@ class ArgumentProposer:
     """Proposes argument dicts for one call in the live state (see the module docstring)."""
 
     def __init__(self, remapper: ValueRemapper, rng: random.Random, classes: Iterable[str] | None = None,
-                 initial_config: dict[str, Any] | None = None):
+                 initial_config: dict[str, Any] | None = None, free_text: FreeText | None = None):
         self.remapper = remapper
+        self.free_text = free_text
         self.rng = rng
         self.docs = function_docs(classes)
         self.initial_config = initial_config or {}
@@ -172,7 +176,10 @@ class ArgumentProposer:
                 return
             for k in free:
                 name, spec = params[k]
-                arguments[name] = self._own_value(name, spec, state, env, owner, reading)
+                text = None
+                if self.free_text is not None and spec.get("type", "string") == "string":
+                    text = self.free_text.value(function, name, env, owner)
+                arguments[name] = text if text is not None else self._own_value(name, spec, state, env, owner, reading)
             values = [repr(v) for v in arguments.values()]
             if len(set(values)) < len(values):  # mv(a, a), diff(a, a): no call of sense, and some loop the simulator
                 continue

@@ -29,8 +29,9 @@ from typing import Any
 from rods.envs.calls import ToolCall
 from rods.envs.environment import ToolEnvironment, public_state
 from rods.synth import state as state_view
-from rods.synth.api_graph import function_docs
+from rods.synth.api_graph import function_docs, seeds_of
 from rods.synth.arguments import ArgumentProposer
+from rods.synth.free_text import FreeText
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import (
     incoming_edges,
@@ -125,8 +126,12 @@ def resolve(plan: Plan, budget: int = TRIAL_BUDGET) -> Resolution:
     seen = {cls: state_view.initial_values(env, cls, plan.initial_config.get(cls, {}))[0]
             if state_view.is_delta(cls) else scalars(walked) for cls, walked in state.items()}
     origin = Step(ToolCall("start", {}), "", env, state, seen)
-    proposer = ArgumentProposer(plan.remapper, random.Random(plan.rng_seed), plan.seed.involved_classes,
-                                plan.initial_config)
+    rng = random.Random(plan.rng_seed)
+    free_text = None
+    if plan.seed.environment != BFCL_ENVIRONMENT:  # BFCL's free text stays the proposer's fresh words
+        free_text = FreeText([plan.seed, *seeds_of(plan.seed.environment)], plan.remapper,
+                             random.Random(f"{plan.rng_seed}:free_text"))
+    proposer = ArgumentProposer(plan.remapper, rng, plan.seed.involved_classes, plan.initial_config, free_text)
     search = _Search(plan, proposer, budget)
     steps: list[Step] = []
     options: list[Iterator[Step] | None] = [None] * len(plan.calls)
