@@ -53,16 +53,16 @@ def test_closed_loop_on_tau2_airline(tmp_path, tiny_model_dir):
     assert injected and injected[0]["step"] == 2, "tau2 variants are injected at the first epoch boundary"
     assert summary.injected == len(injected)
 
-    by_id = {t.id: t for t in seeds}
     with DataEngine.resume(run_dir) as engine:
         assert engine.metrics(4)["zones"]["boundary"] >= 1
         for event in injected:
             task = engine.task(event["task_id"])
             assert task.origin == "synthetic"
             assert task.environment == seeds[0].environment  # a tau2 airline task, scored on its database
-            parent = by_id[task.provenance.parent_id]
+            parent = engine.task(task.provenance.parent_id)  # a seed, or a variant injected before
             result = score(task, [[list(turn)] if turn else [] for turn in task.ground_truth])
             assert (result.progress, result.binary) == (1.0, 1)
             assert profile_of(task).matches(profile_of(parent))
-        # the next epoch trained on what was injected
-        assert any(engine.stats(e["task_id"])["n_rewards"] >= 2 for e in injected)
+    # the next epoch trained on what was injected: an injected task got its first (burn-in) rewards
+    rewarded = {e["task_id"] for e in events if e["event"] == "first_rewards"}
+    assert rewarded & {e["task_id"] for e in injected}
