@@ -133,7 +133,7 @@ class ArgumentProposer:
         self.rng = rng
         self.docs = function_docs(classes)
         self.initial_config = initial_config or {}
-        self._state: tuple[Any, str | None, list] | None = None  # (env, class, its state values): one per position
+        self._state: tuple[Any, str | None, list[Segment]] | None = None  # (env, class, its state values)
 
     def params(self, function: str) -> list[tuple[str, dict[str, Any]]]:
         """The function's required parameters with their specs."""
@@ -200,7 +200,8 @@ class ArgumentProposer:
         value = self.rng.choice(fitting[0])
         return [value] if kind == "array" else value
 
-    def _own_value(self, name: str, spec: dict[str, Any], state: list, env: ToolEnvironment, owner: str | None,
+    def _own_value(self, name: str, spec: dict[str, Any], state: list[Segment], env: ToolEnvironment,
+                   owner: str | None,
                    reading: bool = False) -> Any:
         kind = spec.get("type", "string")
         enum = enum_values(spec)
@@ -212,7 +213,7 @@ class ArgumentProposer:
             return {}
         return self._scalar(name, kind, enum, state, env, owner, reading)
 
-    def _scalar(self, name: str, kind: str, enum: list[Any], state: list, env: ToolEnvironment,
+    def _scalar(self, name: str, kind: str, enum: list[Any], state: list[Segment], env: ToolEnvironment,
                 owner: str | None, reading: bool) -> Any:
         if kind == "boolean":
             return self.rng.random() < 0.5
@@ -220,17 +221,17 @@ class ArgumentProposer:
             return self.rng.choice(enum)
         parts = tokens(name)
         want = parts - GENERIC or parts
-        ranked = [(rank, v) for rank, last, context, v in state if context & want and fits(v, kind)
-                  for rank in [0 if last & parts else 1]]
-        best = min((r for r, _ in ranked), default=None)
-        options = [v for r, v in ranked if r == best]
+        ranked = [_matches(segment, parts, want, kind) for segment in state]
+        best = min((r for r, _ in ranked if r is not None), default=None)
+        chosen = [values for r, values in ranked if r == best and values]
+        options = chosen[0] if len(chosen) == 1 else [v for values in chosen for v in values]  # shared: not edited
         if owner in VISIBLE_NAMES and kind == "string" and not (parts & TEXT_WORDS):
             entries = VISIBLE_NAMES[owner](env.instance(owner))
             if parts & CONTAINER_WORDS:
                 entries = [e for e in entries if e[1]]
             elif parts & ENTRY_WORDS:
                 entries = [e for e in entries if not e[1]]
-            options += [n for n, _ in entries]
+            options = [*options, *(n for n, _ in entries)]
         if options and ("id" in parts or self.rng.random() < (0.95 if reading else 0.7)):
             return self.rng.choice(options)
         return self._fresh(name, kind)
@@ -249,18 +250,19 @@ class ArgumentProposer:
             return f"{self.remapper.fresh_word()}.{self.rng.choice(EXTENSIONS)}"
         return self.remapper.fresh_word()
 
-    def _state_values(self, env: ToolEnvironment, owner: str | None) -> list[tuple[int, set[str], set[str], Any]]:
-        """(0, pieces of the value's own key, pieces of its last three path steps, value) per linkable state scalar.
+    def _state_values(self, env: ToolEnvironment, owner: str | None) -> list[Segment]:
+        """The class's linkable state scalars (`state_values`), in segments.
 
         A dict key counts as an id or name (`orders/12446#key` answers `order_id`). A delta class
-        (`rods.synth.state`) offers its loaded state's values (read once per config) and its delta's.
+        (`rods.synth.state`) offers its loaded state's values (read once per config, a shared segment
+        whose matches per parameter are remembered) and then its delta's.
         """
         if owner is None or owner not in env.involved_classes:
             return []
         if is_bfcl(owner):
-            return state_values(walk(public_state(env.instance(owner))))
+            return [(None, state_values(walk(public_state(env.instance(owner)))))]
         if not state_view.is_delta(owner):
-            return state_values(snapshot_leaves(env, owner))
+            return [(None, state_values(snapshot_leaves(env, owner)))]
         key = (owner, json.dumps(self.initial_config.get(owner, {}), sort_keys=True, default=str))
         with _BASE_LOCK:
             base = _BASE_VALUES.get(key)
@@ -269,15 +271,40 @@ class ArgumentProposer:
             base = state_values(snapshot_leaves(fresh, owner))
             with _BASE_LOCK:
                 _BASE_VALUES[key] = base
-        return base + state_values(snapshot_leaves(env, owner, state_view.view(env, owner)))
+        return [(key, base), (None, state_values(snapshot_leaves(env, owner, state_view.view(env, owner))))]
 
+
+#: (0, pieces of the value's own key, pieces of its last three path steps, value): one linkable state scalar.
+StateValue = tuple[int, frozenset[str], frozenset[str], Any]
+#: (the key of a shared loaded state in `_BASE_VALUES`, or None for a call's own values; the values).
+Segment = tuple[Any, list[StateValue]]
 
 #: (delta class, its initial config as JSON) -> the values of its loaded state (`ArgumentProposer._state_values`).
-_BASE_VALUES: dict[tuple[str, str], list[tuple[int, set[str], set[str], Any]]] = {}
+_BASE_VALUES: dict[tuple[str, str], list[StateValue]] = {}
 _BASE_LOCK = threading.Lock()
+#: (shared segment key, parameter name pieces, type) -> its `_matches`: a tau2 database holds
+#: ~10^5 scalars, and scanning them for every proposed argument was most of synthesis's time there.
+_MATCHES: dict[tuple[Any, frozenset[str], str], tuple[int | None, list[Any]]] = {}
 
 
-def state_values(leaves: list[tuple[str, Any]]) -> list[tuple[int, set[str], set[str], Any]]:
+def _matches(segment: Segment, parts: frozenset[str], want: frozenset[str], kind: str) -> tuple[int | None, list[Any]]:
+    """(best rank, its values) of a segment's values whose path names the parameter, in order.
+
+    Rank 0 when the value's own key names it, 1 when only its path does; None when nothing does.
+    """
+    key, values = segment
+    memo = None if key is None else (key, parts, kind)
+    if memo is not None and memo in _MATCHES:
+        return _MATCHES[memo]
+    ranked = [(0 if last & parts else 1, v) for _, last, context, v in values if context & want and fits(v, kind)]
+    best = min((r for r, _ in ranked), default=None)
+    out = (best, [v for r, v in ranked if r == best])
+    if memo is not None:
+        _MATCHES[memo] = out
+    return out
+
+
+def state_values(leaves: list[tuple[str, Any]]) -> list[StateValue]:
     """`ArgumentProposer._state_values` of (path, scalar) leaves."""
     out = []
     for path, value in leaves:

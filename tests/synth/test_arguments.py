@@ -1,6 +1,7 @@
 """State-aware argument proposals: names from the current directory, ids from the state, fed values, enums."""
 
 import random
+from pathlib import Path
 
 from rods.envs.environment import ToolEnvironment
 from rods.synth.arguments import ArgumentProposer, enum_values, tokens
@@ -49,3 +50,30 @@ def test_enums_and_names():
     assert enum_values({"type": "string", "description": 'Door. [Enum]: ["driver", "passenger"]'}) == ["driver",
                                                                                                       "passenger"]
     assert tokens("fuelAmount") == {"fuel", "amount"} and tokens("order_ids") == {"order", "id"}
+
+
+def test_a_large_shared_database_gives_the_same_proposals_with_its_matches_remembered():
+    """tau2 airline's loaded database is scanned once per parameter name (`arguments._MATCHES`), not per proposal."""
+    from rods.synth import arguments
+    from rods.tasks import read_tasks
+
+    root = Path(__file__).resolve().parents[2]
+    seed = read_tasks(root / "examples" / "tau2_airline" / "train.jsonl")[0]
+    env = ToolEnvironment(seed)
+    functions = ["get_reservation_details", "update_reservation_baggages"]
+
+    def proposals(k):
+        rng = random.Random(k)
+        proposer = ArgumentProposer(ValueRemapper(rng), rng, [seed.environment], seed.initial_config)
+        return [list(proposer.propose(f, env, {}, limit=3, reading=True)) for f in functions]
+
+    cold = []
+    for k in range(3):
+        arguments._MATCHES.clear()
+        cold.append(proposals(k))
+        assert arguments._MATCHES  # the loaded database's matches are remembered...
+    warm = [proposals(k) for k in range(3)]
+    assert warm == cold  # ...and give what a fresh scan gives
+    reservations = set(env.instance(seed.environment).db.reservations)
+    ids = {a["reservation_id"] for run in cold for a, _ in run[0]}
+    assert ids & reservations  # ids are taken from the database's keys
