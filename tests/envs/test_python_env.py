@@ -161,11 +161,13 @@ def test_a_protocol_only_environment_is_hosted_by_replay():
     assert [s.name for s in env.tools()] == ["put", "count"] and env.tools()[0].effect == "write"
     assert env.call("put", {"item": "apple", "count": 2}) == "ok"
     starts = Shelf.starts
-    fork = env.fork()  # cannot be pickled: rebuilt by resetting a new Shelf and replaying the calls
-    assert Shelf.starts == starts + 1
+    fork = env.fork()  # cannot be pickled: shares the live Shelf while both are in one state
     assert fork.snapshot() == env.snapshot() == {SHELF: {"state_snapshot": {"items": {"apple": 2, "pear": 3}}}}
-    fork.call("put", {"item": "apple", "count": 1})
-    assert env.snapshot()[SHELF]["state_snapshot"]["items"]["apple"] == 2
+    assert Shelf.starts == starts
+    fork.call("put", {"item": "apple", "count": 1})  # the writer takes the Shelf over
+    assert env.snapshot()[SHELF]["state_snapshot"]["items"]["apple"] == 2  # rebuilt: a new Shelf, calls replayed
+    assert fork.snapshot()[SHELF]["state_snapshot"]["items"]["apple"] == 3
+    assert Shelf.starts == starts + 1
     assert env.call("put", {"item": "fig", "count": 0}) == "Error during execution: count must be positive"
     assert env.execute("put('fig', 1)").startswith("Error during execution: put takes keyword arguments only")
     env.close()
