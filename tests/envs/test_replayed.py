@@ -9,37 +9,23 @@ state its own calls lead to (checked against a fresh replay of its calls).
 from __future__ import annotations
 
 import pickle
-import shutil
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("mcp")
 
 from hypothesis import HealthCheck, given, settings, strategies as st
+from mcp_envs import in_memory_sqlite
 
 from rods.envs import replayed
 from rods.envs.mcp import shutdown_all
 from rods.envs.replayed import ReplayedEnvironment
 
-ROOT = Path(__file__).resolve().parents[2]
-
-MANIFEST = """
-name: sqlite
-server: {python: "rods.envs.mcp.sqlite_server:build_server"}
-prepare: [["{python}", "{manifest_dir}/make_db.py"]]
-state: [{kind: sqlite, path: shop.db}]
-call_timeout_s: 30
-"""
-
 
 @pytest.fixture(scope="module")
 def key(tmp_path_factory):
     where = tmp_path_factory.mktemp("sqlite")
-    for name in ("make_db.py", "shop.sql"):
-        shutil.copy(ROOT / "examples/mcp_sqlite" / name, where / name)
-    (where / "manifest.yaml").write_text(MANIFEST)
-    yield str(where / "manifest.yaml")
+    yield in_memory_sqlite(where)
     shutdown_all()
 
 

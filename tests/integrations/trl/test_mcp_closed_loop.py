@@ -13,12 +13,12 @@ one-turn task scores 0 (hard).
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("mcp")
+
+from mcp_envs import in_memory_sqlite
 
 from rods.engine import DataEngine
 from rods.engine.events import read_jsonl
@@ -28,16 +28,6 @@ from rods.train import config_from_dict
 from rods.train.run import train
 
 pytestmark = pytest.mark.slow
-
-ROOT = Path(__file__).resolve().parents[3]
-
-MANIFEST = """
-name: sqlite
-server: {python: "rods.envs.mcp.sqlite_server:build_server"}
-prepare: [["{python}", "{manifest_dir}/make_db.py"]]
-state: [{kind: sqlite, path: shop.db}]
-call_timeout_s: 30
-"""
 
 
 def task(key: str, id_: str, category: str, questions: list[str], truth: list[list[str]]) -> Task:
@@ -51,11 +41,7 @@ def task(key: str, id_: str, category: str, questions: list[str], truth: list[li
 @pytest.fixture()
 def seeds(tmp_path):
     where = tmp_path / "sqlite"
-    where.mkdir()
-    for name in ("make_db.py", "shop.sql"):
-        shutil.copy(ROOT / "examples/mcp_sqlite" / name, where / name)
-    (where / "manifest.yaml").write_text(MANIFEST)
-    key = str(where / "manifest.yaml")
+    key = in_memory_sqlite(where)
     restock = "write_query(query=\"UPDATE products SET stock = 15 WHERE name = 'lamp'\")"
     price = "write_query(query=\"UPDATE products SET price = 13.5 WHERE name = 'stapler'\")"
     yield [
