@@ -20,10 +20,13 @@ and on the middle of episodes alike:
   categories become `base`. A turn with no gold call (a miss_param question
   the model must ask about) or no user message (a reveal turn) gives no slice.
 
-Slices are ordinary `Task`s: the reward, the engine and synthesis treat them as
-any other one-turn task. `provenance.slice_of` names the source task and
-`provenance.slice_turn` the turn. Full multi-turn tasks (`task_mix: full`)
-stay the default.
+Slices are ordinary `Task`s: the reward and the engine treat them as any other
+one-turn task. `provenance.slice_of` names the source task,
+`provenance.slice_turn` the turn and `provenance.slice_source` holds the
+episode the slice was cut from (turns 0..t of the source, `episode_upto`), so
+synthesis can make a variant of a slice as a slice of a variant of that
+episode: new history, new state, the same turn (docs/design.md §4.10). Full
+multi-turn tasks (`task_mix: full`) stay the default.
 """
 
 from __future__ import annotations
@@ -86,8 +89,11 @@ def _history(task: Task, turn: int) -> list[dict]:
     return messages
 
 
-def turn_slice(task: Task, turn: int) -> Task | None:
-    """Turn `turn` of `task` as a one-turn task from the ground-truth state before it (None: no slice)."""
+def turn_slice(task: Task, turn: int, slice_id: str | None = None) -> Task | None:
+    """Turn `turn` of `task` as a one-turn task from the ground-truth state before it (None: no slice).
+
+    Its id (and its stored episode's) is `slice_id`, by default ``<task id>@turn<turn>``.
+    """
     if not 0 <= turn < task.num_turns:
         raise ValueError(f"task {task.id}: no turn {turn} (it has {task.num_turns})")
     gold = task.ground_truth[turn]
@@ -111,9 +117,12 @@ def turn_slice(task: Task, turn: int) -> Task | None:
     provenance = task.provenance.model_copy(deep=True)
     setattr(provenance, "slice_of", task.id)  # noqa: B010 - Provenance allows extra fields; typed ones do not list these
     setattr(provenance, "slice_turn", turn)  # noqa: B010
+    slice_id = slice_id or f"{task.id}@turn{turn}"
+    episode = episode_upto(task, turn).model_copy(update={"id": slice_id})
+    setattr(provenance, "slice_source", episode.model_dump(mode="json"))  # noqa: B010
     question = _history(task, turn) + [m.model_dump() for m in task.question[turn]]
     return Task(
-        id=f"{task.id}@turn{turn}",
+        id=slice_id,
         category="long_context" if task.long_context else "base",
         environment=task.environment,
         question=[question],
@@ -122,6 +131,44 @@ def turn_slice(task: Task, turn: int) -> Task | None:
         ground_truth=[list(gold)],
         provenance=provenance,
     )
+
+
+def episode_upto(task: Task, turn: int) -> Task:
+    """Turns 0..`turn` of `task` as a task of its own: the episode a slice at `turn` is cut from.
+
+    It keeps the task's id, classes, initial state and provenance. A miss_func
+    episode that ends before its reveal, or a miss_param one without its
+    under-specified turn, is a `base` task (its held-out functions are never
+    needed, no value is missing).
+    """
+    if not 0 <= turn < task.num_turns:
+        raise ValueError(f"task {task.id}: no turn {turn} (it has {task.num_turns})")
+    missed = {k: list(v) for k, v in task.missed_function.items() if int(k) <= turn}
+    category = task.category
+    if category == "miss_func" and not missed:
+        category = "base"
+    if category == "miss_param" and not any(task.question[k] and not task.ground_truth[k] for k in range(turn + 1)):
+        category = "base"
+    provenance = task.provenance.model_dump(mode="json", exclude={"slice_source"})  # sources never nest
+    return Task.model_validate({
+        **task.model_dump(exclude={"question", "ground_truth", "missed_function", "category", "provenance"}),
+        "category": category,
+        "provenance": provenance,
+        "question": [[m.model_dump() for m in q] for q in task.question[: turn + 1]],
+        "ground_truth": [list(g) for g in task.ground_truth[: turn + 1]],
+        "missed_function": missed,
+    })
+
+
+def slice_source(task: Task) -> Task | None:
+    """The episode a turn slice was cut from (`provenance.slice_source`), or None for any other task."""
+    source = getattr(task.provenance, "slice_source", None)
+    if source is None:
+        return None
+    try:
+        return Task.model_validate(source)
+    except ValueError as err:
+        raise ValueError(f"task {task.id}: provenance.slice_source is not a task: {err}") from err
 
 
 def first_turn_slice(task: Task) -> Task | None:

@@ -15,6 +15,7 @@ import logging
 import threading
 from typing import Any
 
+from rods.envs.classes import REPLAY_KEY
 from rods.reward import score
 from rods.synth.profile import (
     ComplexityProfile,
@@ -51,14 +52,18 @@ def copied_values(seed: Task, variant: Task, produced: set[str] = frozenset()) -
     computed price) and the long-context filler the simulator loads itself.
     """
 
+    def config_leaves(task: Task) -> list[Any]:
+        # a turn slice's replayed history (REPLAY_KEY) is calls, not state: its episode was checked whole
+        return [v for value in task.initial_config.values()
+                for v in leaves({k: x for k, x in value.items() if k != REPLAY_KEY})]
+
     def cfg(task: Task) -> set[str]:
-        return {json.dumps(v) for value in task.initial_config.values() for v in leaves(value)}
+        return {json.dumps(v) for v in config_leaves(task)}
 
     words = vocabulary_of(seed.environment)
     seed_args = {json.dumps(v) for turn in parse_ground_truth(seed) for c in turn for v in call_values(c)
                  if is_distinctive(v, words)}
-    seed_cfg = {json.dumps(v) for value in seed.initial_config.values() for v in leaves(value)
-                if is_distinctive(v, words)}
+    seed_cfg = {json.dumps(v) for v in config_leaves(seed) if is_distinctive(v, words)}
     var_args = {json.dumps(v) for turn in parse_ground_truth(variant) for c in turn for v in call_values(c)}
     return sorted(((seed_args & var_args) | (seed_cfg & cfg(variant))) - set(produced))
 

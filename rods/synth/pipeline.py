@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from rods.envs.slices import slice_source, turn_slice
 from rods.llm.base import LLMBackend, LLMError
 from rods.llm.stats import merge_snapshots, per_accepted
 from rods.synth.api_graph import APIGraph, default_graph, graph_for
@@ -156,14 +157,19 @@ class Pipeline:
             self.router.record(which, True)
         return accepted, stats
 
-    def _variant(self, seed: Task, index: int, rng: random.Random, stats: SynthStats) -> Task:
+    def _variant(self, seed: Task, index: int, rng: random.Random, stats: SynthStats,
+                 may_augment: bool = True) -> Task:
         """One variant through every stage; raises `Rejected` (or `LLMError`) with the reason."""
         cfg = self.config
+        episode = slice_source(seed)
+        if episode is not None:
+            return self._slice_variant(seed, episode, index, rng, stats)
         seed_profile = self.planner_for(seed.environment).analyze(seed).profile
         plan, execution, attempts = self._plan_and_execute(seed, index, rng, seed_profile, stats)
         expected = seed_profile
         augmented = None
-        if cfg.augment > 0 and cfg.rewrite and seed.task_type == "basic" and rng.random() < cfg.augment:
+        if (may_augment and cfg.augment > 0 and cfg.rewrite and seed.task_type == "basic"
+                and rng.random() < cfg.augment):
             stats.attempts["augment"] += 1
             kind = rng.choice(AUGMENT_KINDS)
             result = augment(plan, execution, rng, kind)
@@ -180,6 +186,27 @@ class Pipeline:
         self.gate.check(seed, task, expected)
         stats.passed["gate"] += 1
         return task
+
+    def _slice_variant(self, seed: Task, episode: Task, index: int, rng: random.Random,
+                       stats: SynthStats) -> Task:
+        """A variant of a turn slice: the same turn of a variant of the episode it was cut from (§4.10).
+
+        The episode (turns 0..t of the slice's source) goes through every stage
+        as any seed, so the variant's history is new too (narrative, calls,
+        values, state) and its earlier turns' queries are written with its
+        last; then it is sliced at t and the slice passes the gate against the
+        seed slice. Augmentation is off: it would move the turns.
+        """
+        turn = seed.provenance.slice_turn  # type: ignore[attr-defined]
+        full = self._variant(episode, index, rng, stats, may_augment=False)
+        stats.attempts["slice"] += 1
+        piece = turn_slice(full, turn, slice_id=full.id)
+        if piece is None:
+            raise Rejected("slice:no_call_at_turn")
+        piece.provenance.parent_id = seed.id
+        self.gate.check(seed, piece, self.planner_for(seed.environment).analyze(seed).profile)
+        stats.passed["slice"] += 1
+        return piece
 
     def _plan_and_execute(self, seed: Task, index: int, rng: random.Random, seed_profile: ComplexityProfile,
                           stats: SynthStats) -> tuple[Plan, Execution, int]:

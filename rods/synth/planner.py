@@ -60,7 +60,7 @@ from rods.synth.profile import (
     trace_task,
 )
 from rods.synth.values import ValueRemapper, is_distinctive, leaves, vocabulary_of
-from rods.tasks.model import BFCL_ENVIRONMENT, Task
+from rods.tasks.model import BFCL_ENVIRONMENT, Task, content_hash
 
 logger = logging.getLogger(__name__)
 
@@ -180,7 +180,7 @@ class Planner:
         self.usage: dict[str, dict[int, Counter]] = defaultdict(lambda: defaultdict(Counter))
         self.invalid_choices = 0
         self.invalid_arguments = 0
-        self._analyses: dict[str, SeedAnalysis] = {}
+        self._analyses: dict[tuple[str, str], SeedAnalysis] = {}
         self._lock = threading.Lock()
         self._by_class: dict[str, list[str]] = defaultdict(list)
         for name, node in sorted(graph.nodes.items()):
@@ -192,8 +192,9 @@ class Planner:
 
     def analyze(self, seed: Task) -> SeedAnalysis:
         """The seed's trace, Φ, materialized config and slots (computed once per seed)."""
+        key = (seed.id, content_hash(seed))  # a turn slice and the episode it is planned through share an id
         with self._lock:
-            cached = self._analyses.get(seed.id)
+            cached = self._analyses.get(key)
         if cached is None:
             trace = trace_task(seed)
             profile = profile_of(seed, trace)
@@ -202,7 +203,7 @@ class Planner:
             keep = environment_made(seed) if seed.long_context or seed.environment != BFCL_ENVIRONMENT else frozenset()
             cached = SeedAnalysis(profile, trace, base, seed_slots(seed, trace, profile, self.graph), avoid, keep)
             with self._lock:
-                self._analyses[seed.id] = cached
+                self._analyses[key] = cached
         return cached
 
     def remember_failure(self, seed: Task, function: str, position: int | None = None) -> None:
