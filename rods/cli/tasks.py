@@ -1,4 +1,5 @@
-"""`rods tasks`: export BFCL splits (or tau2-bench's domains) as task files, and validate task files by replay."""
+"""`rods tasks`: export BFCL splits (or tau2-bench's domains) as task files, cut them into turn slices, and
+validate task files by replay."""
 
 from __future__ import annotations
 
@@ -25,6 +26,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     exp.add_argument("--split", choices=("train", "test", "all"), default="train", help="the source's own split")
     exp.add_argument("--out", type=Path, required=True, help="output JSONL file")
     exp.set_defaults(func=export)
+
+    cut = sub.add_parser("slice", help="write the turn slices of a task file (each turn with its history) as tasks")
+    cut.add_argument("file", help="a JSONL/parquet task file, or 'train' / 'test' (BFCL split)")
+    cut.add_argument("--out", type=Path, required=True, help="output JSONL file")
+    cut.add_argument("--max-calls", type=int, default=None, help="keep slices with at most this many gold calls")
+    cut.set_defaults(func=slice_tasks)
 
     val = sub.add_parser("validate", help="check a task file: every task's ground truth replays with RP = 1")
     val.add_argument("file", type=Path)
@@ -53,6 +60,18 @@ def export_tau2(args: argparse.Namespace) -> int:
         print(f"tau2 {domain} task {task_id} left out: {reason}", file=sys.stderr)
     count = write_tasks(args.out, result.tasks)
     print(f"wrote {count} tau2 {domain} seeds ({args.split}) to {args.out}", file=sys.stderr)
+    return 0
+
+
+def slice_tasks(args: argparse.Namespace) -> int:
+    """Turn slices (`rods.envs.slices`) of every task, turn by turn; `rods synth` makes variants of them."""
+    from rods.envs.slices import turn_slices
+    from rods.tasks import load_split, read_tasks, write_tasks
+
+    tasks = load_split(args.file) if args.file in ("train", "test") else read_tasks(Path(args.file))
+    pieces = turn_slices(tasks, max_calls=args.max_calls)
+    count = write_tasks(args.out, pieces)
+    print(f"wrote {count} turn slices of {len(tasks)} tasks to {args.out}", file=sys.stderr)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""`rods tasks export` and `rods reward`: I/O format, errors, and no torch at import."""
+"""`rods tasks export|slice|validate` and `rods reward`: I/O format, errors, and no torch at import."""
 
 import json
 import subprocess
@@ -9,7 +9,7 @@ import pytest
 from rods.cli import main
 from rods.reward import score
 from rods.reward.perturb import perturb, replay
-from rods.tasks import read_tasks
+from rods.tasks import load_split, read_tasks, write_tasks
 
 
 def test_export_splits(tmp_path):
@@ -18,6 +18,25 @@ def test_export_splits(tmp_path):
     tasks = read_tasks(out)
     assert len(tasks) == 400
     assert main(["tasks", "validate", str(out)]) == 0
+
+
+def test_slice_then_synthesize_gives_variants_with_their_own_history(tmp_path):
+    source, pieces, variants = tmp_path / "tasks.jsonl", tmp_path / "slices.jsonl", tmp_path / "variants.jsonl"
+    tasks = [t for t in load_split("train") if t.category == "base"][:3]
+    write_tasks(source, tasks)
+    assert main(["tasks", "slice", str(source), "--out", str(pieces), "--max-calls", "1"]) == 0
+    slices = read_tasks(pieces)
+    assert slices and all(len(p.ground_truth[0]) == 1 and p.provenance.slice_of in {t.id for t in tasks}
+                          for p in slices)
+    assert main(["tasks", "validate", str(pieces)]) == 0
+    assert main(["synth", "--seeds", str(pieces), "--llm", "template", "--out", str(variants)]) == 0
+    by_id = {p.id: p for p in slices}
+    made = [v for v in read_tasks(variants) if by_id[v.provenance.parent_id].provenance.slice_turn > 0]
+    assert made  # mid-episode slices keep a history of their shape, with new content
+    for variant in made:
+        seed = by_id[variant.provenance.parent_id]
+        assert [m.role for m in variant.question[0]] == [m.role for m in seed.question[0]]
+        assert variant.question[0][0].content != seed.question[0][0].content
 
 
 def _trajectories(tasks):
