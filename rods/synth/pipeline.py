@@ -104,7 +104,8 @@ class Pipeline:
                 planner = self._planners[environment] = Planner(
                     self.backend, graph, PlannerConfig(candidates=self.config.candidates,
                                                        narrative=self.config.narrative,
-                                                       same_counts=self.config.same_counts))
+                                                       same_counts=self.config.same_counts,
+                                                       seed_function_weight=self.config.seed_function_weight))
             return planner
 
     def synthesize(self, seeds: list[Task], progress: Callable[[int], None] | None = None) -> list[Task]:

@@ -76,6 +76,8 @@ class PlannerConfig:
         same_counts: keep the seed's calls per turn; if False, a plan may drop one
             read call that has no data-flow edge (topology and depth still match).
         alternatives: graph-valid fallback functions listed per position.
+        seed_function_weight: the weight factor of a position's own seed function
+            (below 1: away from the seed's calls).
     """
 
     candidates: int = 4
@@ -83,6 +85,7 @@ class PlannerConfig:
     narrative: bool = True
     same_counts: bool = True
     alternatives: int = 12
+    seed_function_weight: float = 0.25
 
 
 @dataclass
@@ -282,7 +285,7 @@ class Planner:
         for consumer in {s.api_class for s in slots[j + 1:] if j in s.sources}:  # it must feed later classes
             w *= 4.0 if consumer in self._feeds.get(name, ()) else 0.2
         if name == slot.seed_function:
-            w *= 0.25
+            w *= self.config.seed_function_weight
         with self._lock:
             w *= 0.5 ** self.usage[seed.id][j][name]
         return w

@@ -47,6 +47,12 @@ class SynthConfig(Section):
         description="Probability of turning an accepted basic variant into a miss_func / miss_param variant.",
     )
     candidates: int = Field(4, ge=1, description="Graph-valid call sequences the planner offers the backend per plan.")
+    seed_function_weight: float = Field(
+        0.25, gt=0.0,
+        description="How the planner weighs a position's own seed function against the other functions of its "
+        "class: below 1 it moves away from the seed's calls (default: new call sequences, docs/design.md §4.2), "
+        "above 1 it keeps them more often (variants closer to their seed in what they ask of the policy).",
+    )
     same_counts: bool = Field(
         True,
         description="Keep the seed's calls per turn (off: a variant may drop one read call without data-flow edges; "
