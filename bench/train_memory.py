@@ -48,11 +48,13 @@ def run_arm(config: str, arm: str, steps: int, folder: Path, extra: list[str]) -
     with open(folder / f"{run_dir.name}.log", "w") as log:
         child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         _, status, usage = os.wait4(child.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"arm {arm} failed (exit {os.waitstatus_to_exitcode(status)}): see {folder / run_dir.name}.log")
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise SystemExit(f"arm {arm} failed (exit {code}): see {folder / run_dir.name}.log")
     rows = [json.loads(line) for line in (run_dir / "trainer_log.jsonl").read_text().splitlines() if line.strip()]
     times = [float(r["step_time"]) for r in rows if "step_time" in r]
-    return {"peak_gib": round(usage.ru_maxrss / 2**20, 2), "step_s": round(statistics.median(times), 1) if times else None}
+    step_s = round(statistics.median(times), 1) if times else None
+    return {"peak_gib": round(usage.ru_maxrss / 2**20, 2), "step_s": step_s}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,6 +19,7 @@ all be first turns, which a warm start learns first).
 
 from __future__ import annotations
 
+import copy
 import fcntl
 import hashlib
 import json
@@ -58,7 +59,7 @@ def warm_start(
                 report = _load(model, entry)
             else:
                 report = _train(config, model, tokenizer, seeds, run_dir)
-                _keep(model, report, entry)
+                _keep(model, tokenizer, report, entry)
     Path(run_dir).mkdir(parents=True, exist_ok=True)
     Path(run_dir, REPORT_FILE).write_text(json.dumps(report, indent=2), encoding="utf-8")
     return report
@@ -107,14 +108,23 @@ def _load(model: Any, entry: Path) -> dict[str, Any]:
     return {**report, "cached_from": str(entry)}
 
 
-def _keep(model: Any, report: dict[str, Any], entry: Path) -> None:
-    """Weights first, report last (a half-written entry has no report and is trained again)."""
+def _keep(model: Any, tokenizer: Any, report: dict[str, Any], entry: Path) -> None:
+    """Weights first, report last (a half-written entry has no report and is trained again).
+
+    The entry is also a model folder (config without the GGUF quantization, tokenizer with its
+    chat template), so `rods eval --model <entry>` scores the warm-started policy.
+    """
     from safetensors.torch import save_model
 
     entry.mkdir(parents=True, exist_ok=True)
     tmp = entry / f"{WEIGHTS_FILE}.tmp"
     save_model(model, str(tmp))
     tmp.replace(entry / WEIGHTS_FILE)
+    model_config = copy.deepcopy(model.config)
+    model_config.quantization_config = None
+    model_config.__dict__.pop("quantization_config", None)  # a dequantized GGUF model is a float model
+    model_config.save_pretrained(entry)
+    tokenizer.save_pretrained(entry)
     (entry / REPORT_FILE).write_text(json.dumps(report, indent=2), encoding="utf-8")
 
 

@@ -170,3 +170,23 @@ def test_suggested_argument_values_are_tried_first_and_bad_ones_counted(seeds_by
             if j < len(run.calls) and run.calls[j].name == plan.calls[j].name:
                 used += all(run.calls[j].arguments.get(p) == v for p, v in values.items())
     assert suggested >= 5 and used >= 3, (suggested, used)
+
+
+def test_seed_function_weight_moves_plans_towards_or_away_from_the_seeds_calls(seeds_by_category, api_graph):
+    """The same seeds and random streams: a weight above 1 keeps more seed functions than the default below 1."""
+    seeds = stratified(seeds_by_category, 5)
+
+    def kept(weight):
+        planner = Planner(TemplateBackend(), api_graph, PlannerConfig(seed_function_weight=weight))
+        same = total = 0
+        for seed in seeds:
+            for i in range(3):
+                plan = planner.plan(seed, rng=random.Random(i))
+                same += sum(c.name == c.original for c in plan.calls)
+                total += len(plan.calls)
+        return same / total
+
+    away, default, near = kept(0.05), kept(0.25), kept(8.0)
+    assert away <= default < near, (away, default, near)
+    assert near > 2 * default
+    assert SynthConfig().seed_function_weight == PlannerConfig().seed_function_weight == 0.25

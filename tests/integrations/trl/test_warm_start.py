@@ -64,6 +64,12 @@ def test_cached_warm_start_is_the_policy_the_run_would_train(tiny_model_dir, tin
     assert any(not torch_equal(trained[k], untrained[k]) for k in trained)  # the SFT step moved the weights
     entry = tmp_path / "cache" / cache_key(first, seeds)
     assert (entry / "model.safetensors").is_file()
+    # the entry is a model folder too: what `rods eval --model <entry>` loads is the warm-started policy
+    from rods.llm.weights import load_causal_lm
+
+    folder_model, folder_tokenizer = load_causal_lm(str(entry))
+    assert all(torch_equal(v, trained[k]) for k, v in _weights(folder_model).items())
+    assert folder_tokenizer.chat_template == tokenizer.chat_template
 
     fresh = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
     again = warm_start(config(0), fresh, tokenizer, seeds, tmp_path / "run-b")
