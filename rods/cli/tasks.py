@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     exp.set_defaults(func=export)
 
     cut = sub.add_parser("slice", help="write the turn slices of a task file (each turn with its history) as tasks")
-    cut.add_argument("file", help="a JSONL/parquet task file, or 'train' / 'test' (BFCL split)")
+    cut.add_argument("file", help="a JSONL/parquet task file, or a BFCL split: train, test, all")
     cut.add_argument("--out", type=Path, required=True, help="output JSONL file")
     cut.add_argument("--max-calls", type=int, default=None, help="keep slices with at most this many gold calls")
     cut.set_defaults(func=slice_tasks)
@@ -66,9 +66,9 @@ def export_tau2(args: argparse.Namespace) -> int:
 def slice_tasks(args: argparse.Namespace) -> int:
     """Turn slices (`rods.envs.slices`) of every task, turn by turn; `rods synth` makes variants of them."""
     from rods.envs.slices import turn_slices
-    from rods.tasks import load_split, read_tasks, write_tasks
+    from rods.tasks import read_task_source, write_tasks
 
-    tasks = load_split(args.file) if args.file in ("train", "test") else read_tasks(Path(args.file))
+    tasks = read_task_source(args.file)
     pieces = turn_slices(tasks, max_calls=args.max_calls)
     count = write_tasks(args.out, pieces)
     print(f"wrote {count} turn slices of {len(tasks)} tasks to {args.out}", file=sys.stderr)

@@ -8,6 +8,7 @@ transformers) stay inside the function.
 
 from __future__ import annotations
 
+import copy
 import logging
 import shutil
 import time
@@ -69,6 +70,18 @@ def load_causal_lm(name_or_path: str | Path, gguf_file: str | None = None, *,
     return model, tokenizer
 
 
+def float_config(config: Any) -> Any:
+    """A copy of a model config without its quantization config.
+
+    A GGUF model loaded with `dequantize=True` is a float model that still carries
+    the GGUF quantization config; saved with it, its folder would look quantized.
+    """
+    config = copy.deepcopy(config)
+    config.quantization_config = None
+    config.__dict__.pop("quantization_config", None)
+    return config
+
+
 def export_float_copy(dest: str | Path, name_or_path: str | Path = EMBEDDED) -> Path:
     """Save a float32 safetensors copy of a (GGUF) model and its tokenizer in `dest`; return `dest`.
 
@@ -81,8 +94,7 @@ def export_float_copy(dest: str | Path, name_or_path: str | Path = EMBEDDED) -> 
     if (dest / "config.json").is_file():
         return dest
     model, tokenizer = load_causal_lm(name_or_path)
-    model.config.quantization_config = None
-    model.config.__dict__.pop("quantization_config", None)
+    model.config = float_config(model.config)
     model.hf_quantizer = None
     partial = dest.with_name(dest.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)

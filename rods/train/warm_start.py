@@ -19,7 +19,6 @@ all be first turns, which a warm start learns first).
 
 from __future__ import annotations
 
-import copy
 import fcntl
 import hashlib
 import json
@@ -116,14 +115,13 @@ def _keep(model: Any, tokenizer: Any, report: dict[str, Any], entry: Path) -> No
     """
     from safetensors.torch import save_model
 
+    from rods.llm.weights import float_config
+
     entry.mkdir(parents=True, exist_ok=True)
     tmp = entry / f"{WEIGHTS_FILE}.tmp"
     save_model(model, str(tmp))
     tmp.replace(entry / WEIGHTS_FILE)
-    model_config = copy.deepcopy(model.config)
-    model_config.quantization_config = None
-    model_config.__dict__.pop("quantization_config", None)  # a dequantized GGUF model is a float model
-    model_config.save_pretrained(entry)
+    float_config(model.config).save_pretrained(entry)
     tokenizer.save_pretrained(entry)
     (entry / REPORT_FILE).write_text(json.dumps(report, indent=2), encoding="utf-8")
 
