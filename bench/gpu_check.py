@@ -40,8 +40,9 @@ def build_tokenizer(tasks, vocab_size: int = 2048):
     from transformers import PreTrainedTokenizerFast
 
     from rods.envs.schemas import function_docs
+    from rods.tasks.bfcl import API_CLASSES
 
-    corpus = [json.dumps(doc) for docs in function_docs().values() for doc in docs]
+    corpus = [json.dumps(doc) for docs in function_docs(API_CLASSES).values() for doc in docs]
     for task in tasks:
         corpus += [m.content for turn in task.question for m in turn]
     tok = Tokenizer(models.BPE())

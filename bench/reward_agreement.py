@@ -16,8 +16,8 @@ import json
 import sys
 from collections import Counter
 
+from rods.envs.bfcl.official import official_turn_checks, official_verdict
 from rods.reward import score
-from rods.reward.official import official_turn_checks, official_verdict
 from rods.reward.perturb import perturbations
 from rods.tasks import load_bfcl_tasks
 

@@ -36,8 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from rods.envs.bfcl.official import official_verdict
 from rods.reward import ProgressScorer, clear_ground_truth_cache, ground_truth_for, is_empty_response, score
-from rods.reward.official import official_verdict
 from rods.reward.perturb import KINDS, perturb
 from rods.reward.progress import _same_calls
 from rods.tasks import CATEGORIES, load_bfcl_tasks

@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from rods.llm import make_backend
-from rods.synth.api_graph import default_graph
+from rods.synth.api_graph import reference_graph
 from rods.synth.pipeline import Pipeline
 from rods.synth.settings import SynthConfig
 from rods.tasks.bfcl import CATEGORIES, load_split
@@ -42,7 +42,7 @@ def timed_template_run(per_category: int, **synth: Any) -> tuple[list[Task], lis
     """
     train = load_split("train")
     seeds = [t for c in CATEGORIES for t in [x for x in train if x.category == c][:per_category]]
-    pipeline = Pipeline(make_backend("template"), SynthConfig(**synth), graph=default_graph())
+    pipeline = Pipeline(make_backend("template"), SynthConfig(**synth), graph=reference_graph("bfcl"))
     start = time.perf_counter()
     accepted = pipeline(seeds)
     return seeds, accepted, time.perf_counter() - start, pipeline.report()

@@ -172,7 +172,7 @@ def _run(args: argparse.Namespace, console: Any, tasks: list[Any]) -> int:
     if report.official is not None:
         o = report.official
         console.print(
-            f"official BFCL checker: {o['official_correct']}/{o['total']} correct, "
+            f"the domain's own checker: {o['official_correct']}/{o['total']} correct, "
             f"agrees with rods on {o['agree']}/{o['total']} rollouts"
         )
     console.print(f"{report.n_rollouts} rollouts in {report.seconds:.1f}s; wrote {args.out}/report.json")
@@ -183,9 +183,10 @@ def report_table(report: Any) -> Any:
     """The per-category table `rods eval` prints."""
     from rich.table import Table
 
-    table = Table(title=f"BFCL multi-turn ({report.split}, {report.n_tasks} tasks, k={report.k}): {report.model}")
-    for column in ("category", "n", "accuracy", "progress RP", "replies with calls", "parse errors / reply"):
-        table.add_column(column, justify="left" if column == "category" else "right")
+    title = report.environment or "multi-turn"
+    table = Table(title=f"{title} ({report.split}, {report.n_tasks} tasks, k={report.k}): {report.model}")
+    for column in ("group", "n", "accuracy", "progress RP", "replies with calls", "parse errors / reply"):
+        table.add_column(column, justify="left" if column == "group" else "right")
     for name, c in report.categories.items():
         table.add_row(name, str(c.n), f"{100 * c.accuracy:.2f}", f"{c.progress:.3f}", f"{100 * c.call_rate:.1f}%",
                       f"{c.parse_errors_per_reply:.2f}")

@@ -50,9 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_graph(args: argparse.Namespace) -> int:
-    from rods.synth.api_graph import default_graph
+    from rods.synth.api_graph import reference_graph
 
-    json_path, png_path = default_graph().save(args.out)
+    json_path, png_path = reference_graph("bfcl").save(args.out)
     print(f"wrote {json_path} and {png_path}")
     return 0
 

@@ -51,7 +51,7 @@ def export(args: argparse.Namespace) -> int:
 
 def export_tau2(args: argparse.Namespace) -> int:
     """tau2-bench's tasks of one domain as seeds; the tasks that cannot be one are named with the reason."""
-    from rods.envs.tau2_tasks import convert
+    from rods.envs.tau2.tasks import convert
     from rods.tasks import write_tasks
 
     domain = args.source.split(":", 1)[1]

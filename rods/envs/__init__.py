@@ -1,14 +1,16 @@
 """Environments: safe, isolated, executable tool surfaces for rollouts.
 
 `Environment` is the contract every environment keeps (`rods.envs.protocol`);
-`ToolEnvironment` runs one rollout's calls on its own instances of the BFCL API
-classes or of a user's Python class (`rods.envs.python`, `@tool`);
-`rods.envs.calls` parses model text into calls without `eval`;
-`rods.envs.schemas` turns BFCL's function docs into OpenAI tool schemas.
+each family of environments is a domain in its own folder (`bfcl/`, `python/`,
+`tau2/`, `mcp/`) whose hooks the layers above read (`rods.envs.domain`);
+`ToolEnvironment` runs one rollout's calls on its own instances of a task's
+classes, whatever their domain; `rods.envs.calls` parses model text into calls
+without `eval`; `rods.envs.schemas` turns function docs into OpenAI tool schemas.
 """
 
 from rods.envs.calls import CallParseError, ToolCall, format_call, parse_call_text, parse_calls, tool_call_from_json
-from rods.envs.classes import CLASS_MODULES, api_class, method_owners, public_methods
+from rods.envs.classes import api_class, method_owners, public_methods
+from rods.envs.domain import Domain, domain_of, domain_of_task, standard_error
 from rods.envs.environment import (
     BLOCKED_NAMES,
     ERROR_PREFIX,
@@ -23,7 +25,10 @@ from rods.envs.schemas import function_docs, function_names, task_tool_schemas, 
 
 __all__ = [
     "BLOCKED_NAMES",
-    "CLASS_MODULES",
+    "Domain",
+    "domain_of",
+    "domain_of_task",
+    "standard_error",
     "ERROR_PREFIX",
     "EnvTemplate",
     "Environment",

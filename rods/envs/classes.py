@@ -1,11 +1,9 @@
-"""Environment classes: where they live, their public methods, loading and copying instances.
+"""Environment classes: a class key's tools, loading and copying instances, whatever the domain.
 
-A class key is one of BFCL's eight API class names or the import path of a
-user's Python class (`rods.envs.python`); both load into plain instances whose
-public methods are the tools and whose public attributes are the state.
-
-Loading of BFCL classes mirrors BFCL (`_load_scenario(deepcopy(config), long_context=...)`,
-nothing for stateless classes); copying is a pickle round trip, which for these
+A class key is one of BFCL's API class names, the import path of a user's
+Python class, or an MCP manifest path; its domain (`rods.envs.domain`) loads
+it into a plain instance whose public methods are the tools and whose public
+attributes are the state. Copying is a pickle round trip, which for these
 plain-data objects equals `copy.deepcopy` and is several times faster.
 """
 
@@ -13,8 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import copyreg
-import importlib
-import inspect
 import io
 import pickle
 import random
@@ -22,49 +18,19 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
-from rods.envs import python as python_env, replayed
 from rods.envs.calls import parse_calls
-from rods.tasks.bfcl import API_CLASS_FILES, bfcl_package_dir
-
-_BACKEND = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
-#: Class name -> module of the BFCL API classes used by the multi-turn categories.
-CLASS_MODULES = {cls: f"{_BACKEND}.{stem}" for cls, stem in API_CLASS_FILES.items()}
-#: Classes without a scenario to load (BFCL's STATELESS_CLASSES).
-STATELESS_CLASSES = frozenset({"MathAPI"})
+from rods.envs.domain import domain_of
 
 
-def is_bfcl(name: str) -> bool:
-    """Whether a class key names one of BFCL's API classes (else it is a Python class's import path)."""
-    return name in CLASS_MODULES
-
-
-def is_replayed(name: str) -> bool:
-    """Whether a class key names a protocol-only environment, hosted by replay (`rods.envs.replayed`)."""
-    return not is_bfcl(name) and replayed.is_protocol_class(name)
-
-
-@cache
 def api_class(name: str) -> type:
-    """The class a key names: a BFCL API class, or a Python class by import path (imported on first use)."""
-    if not is_bfcl(name):
-        if replayed.is_manifest(name):
-            return replayed.ReplayedEnvironment
-        if ":" not in name:
-            raise ValueError(
-                f"unknown API class {name!r}; expected one of {sorted(CLASS_MODULES)}, 'module:Class' or a manifest"
-            )
-        return python_env.load_class(name)
-    bfcl_package_dir()  # a clear error when bfcl-eval is missing
-    return getattr(importlib.import_module(CLASS_MODULES[name]), name)
+    """The class a key names (imported on first use; a hosted environment's stand-in class)."""
+    return domain_of(name).load_class(name)
 
 
 @cache
 def public_methods(name: str) -> tuple[str, ...]:
-    """Names of the public methods of a class, as BFCL maps them (bound, not `_`)."""
-    if not is_bfcl(name):
-        return replayed.tool_names(name) if is_replayed(name) else python_env.tool_methods(api_class(name))
-    instance = api_class(name)()
-    return tuple(m for m, _ in inspect.getmembers(instance, predicate=inspect.ismethod) if not m.startswith("_"))
+    """Names of the tools of a class: the public methods the executor may call."""
+    return tuple(domain_of(name).tool_names(name))
 
 
 def method_owners(involved_classes: Iterable[str]) -> dict[str, str]:
@@ -82,26 +48,16 @@ REPLAY_KEY = "_rods_replay"
 
 
 def load_shared(cls: str, initial_config: Mapping[str, Any], long_context: bool, seed: int | None = None) -> Any:
-    """An instance loaded exactly as BFCL loads it; it may still share BFCL's module-level dicts.
-
-    A Python class loads through `rods.envs.python.load_instance` (with `seed`).
-    Calls listed under `REPLAY_KEY` in the class's config then run on it, in order.
+    """An instance loaded by its domain from the task's config; a BFCL instance may still share BFCL's
+    module-level dicts. Calls listed under `REPLAY_KEY` in the class's config then run on it, in order.
     """
     # BFCL deep-copies the config; a pickle round trip is the same copy for this plain data, and faster.
     config = thaw(freeze(dict(initial_config.get(cls, {}))))
     replay = config.pop(REPLAY_KEY, [])
-    if not is_bfcl(cls):
-        if is_replayed(cls):
-            instance = replayed.ReplayedEnvironment(cls, config, seed)
-        else:
-            instance = python_env.load_instance(api_class(cls), config, seed)
-        for text in replay:
-            _replay(cls, instance, text)
-        return instance
-    instance = api_class(cls)()
-    if cls in STATELESS_CLASSES:
-        return instance  # nothing to load, nothing a call could change
-    instance._load_scenario(config, long_context=long_context)
+    domain = domain_of(cls)
+    instance = domain.load(cls, config, long_context=long_context, seed=seed)
+    if domain.stateless(cls):
+        return instance  # nothing a call could change
     for text in replay:
         _replay(cls, instance, text)
     return instance

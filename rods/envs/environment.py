@@ -1,15 +1,15 @@
-"""Executable tool environments: per-rollout instances of BFCL's API classes or a user's Python class.
+"""Executable tool environments: one rollout's own instances of a task's classes, run by a safe executor.
 
 `ToolEnvironment` is the instance-backed implementation of the environment
-protocol (`rods.envs.protocol.Environment`); a Python class (docs/design.md
-§2.2) runs through the same executor, its calls under a time limit and its
-non-text results sent as JSON (`rods.envs.python`).
+protocol (`rods.envs.protocol.Environment`) for every domain
+(`rods.envs.domain`): BFCL's API classes, a user's Python class, tau2-bench's
+domains, and protocol-only environments (MCP servers) hosted by replay. Each
+class is loaded by its domain, and each call runs through its domain's
+`invoke` (BFCL's precision guard, a Python class's time limit).
 
-A `ToolEnvironment` holds this rollout's own instances of a task's involved
-classes, loaded as BFCL loads them (`_load_scenario(deepcopy(config),
-long_context=...)`), and executes parsed calls on them. It mirrors the
-observable behaviour of BFCL's executor (`execute_multi_turn_func_call`)
-without its `eval` and without its module-global instance cache:
+It mirrors the observable behaviour of BFCL's executor
+(`execute_multi_turn_func_call`) without its `eval` and without its
+module-global instance cache:
 
 * only public methods of the involved instances can be called (a method name
   maps to the last involved class that has it, as in BFCL), with literal
@@ -21,21 +21,14 @@ without its `eval` and without its module-global instance cache:
   (`kill`, `exit`, ...) read `Function call kill is not allowed.`
 
 Isolation: after loading, every instance is deep-copied (a pickle round trip),
-so no instance shares mutable data with BFCL's module-level tables (the
-long-context travel cards and bookings hang the module's own dicts into
-`credit_card_list` and `booking_record`), nor with another rollout. The vehicle
-API's long-context weather dict is written and returned in the same call (the
-written value comes from the instance's own seeded `_random`), so nothing flows
-through it between rollouts. The MathAPI's
-process-global precision (`mpmath.mp.dps`, the `decimal` context) is restored
-after every call.
+so no instance shares mutable data with module-level tables a class hangs
+into its instances (BFCL's long-context data does: `rods.envs.bfcl.classes`),
+nor with another rollout.
 """
 
 from __future__ import annotations
 
 import copy
-import decimal
-import inspect
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
@@ -43,13 +36,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from rods.envs import python as python_env
 from rods.envs.calls import CallParseError, ToolCall, parse_call_text
-from rods.envs.classes import (  # noqa: F401 - CLASS_MODULES & co. re-exported for callers
-    CLASS_MODULES,
-    STATELESS_CLASSES,
+from rods.envs.classes import (  # noqa: F401 - api_class & co. re-exported for callers
     api_class,
     freeze,
-    is_bfcl,
-    is_replayed,
     load_frozen,
     load_instance,
     load_shared,
@@ -57,6 +46,7 @@ from rods.envs.classes import (  # noqa: F401 - CLASS_MODULES & co. re-exported 
     public_methods,
     thaw,
 )
+from rods.envs.domain import domain_of
 from rods.envs.protocol import ERROR_PREFIX, Environment, ToolSpec
 from rods.envs.schemas import tool_specs
 
@@ -101,13 +91,13 @@ class EnvTemplate:
         self.blobs = blobs
         self.involved_classes = list(involved_classes)
         self.long_context = long_context
-        self._owners = owners if owners is not None else method_owners(self.involved_classes)
+        self.owners = owners if owners is not None else method_owners(self.involved_classes)
 
     @classmethod
     def of(cls, env: ToolEnvironment) -> EnvTemplate:
         """A template of an environment's current state (untouched classes keep their bytes)."""
         blobs = {c: env._frozen[c] if c in env._frozen else freeze(env._live[c]) for c in env.involved_classes}
-        return cls(blobs, env.involved_classes, env.long_context, env._owners)
+        return cls(blobs, env.involved_classes, env.long_context, env.owners)
 
     @classmethod
     def load(cls, task: Task) -> EnvTemplate:
@@ -132,7 +122,7 @@ class EnvTemplate:
         """A new environment in the frozen state."""
         env = ToolEnvironment.__new__(ToolEnvironment)
         env.involved_classes, env.long_context = list(self.involved_classes), self.long_context
-        env._owners = self._owners
+        env.owners = self.owners
         env._live, env._frozen, env.template, env._called = {}, dict(self.blobs), self, set()
         return env
 
@@ -168,7 +158,7 @@ class ToolEnvironment(Environment):
             config, classes, long = task_or_config, list(involved_classes), bool(long_context)
         self.involved_classes: list[str] = classes
         self.long_context: bool = long
-        self._owners = method_owners(classes)
+        self.owners = method_owners(classes)
         self.reset(config)
 
     # -- the environment protocol ---------------------------------------------
@@ -228,7 +218,7 @@ class ToolEnvironment(Environment):
         """
         env = ToolEnvironment.__new__(ToolEnvironment)
         env.involved_classes, env.long_context = list(self.involved_classes), self.long_context
-        env._owners = self._owners
+        env.owners = self.owners
         copied = set(self._live) if classes is None else set(classes)
         env._live = {cls: thaw(freeze(inst)) if cls in copied else inst for cls, inst in self._live.items()}
         env._frozen, env.template, env._called = dict(self._frozen), self.template, set(self._called)
@@ -252,7 +242,7 @@ class ToolEnvironment(Environment):
     @property
     def functions(self) -> frozenset[str]:
         """Names that can be called in this environment."""
-        return frozenset(self._owners)
+        return frozenset(self.owners)
 
     def execute(self, call: str | ToolCall, formatter: Callable[[Any], str] = format_result) -> str:
         """Execute one call (text or `ToolCall`) and return its BFCL-formatted result.
@@ -291,7 +281,7 @@ class ToolEnvironment(Environment):
         name = call.name
         if name in BLOCKED_NAMES:
             raise RuntimeError(f"Function call {name} is not allowed.")
-        owner = self._owners.get(name)
+        owner = self.owners.get(name)
         if owner is None:
             raise NameError(f"name '{name}' is not defined")
         method = getattr(self.instance(owner), name)
@@ -303,17 +293,7 @@ class ToolEnvironment(Environment):
             args = copy.deepcopy(args)
         if not all(type(v) in _ATOMIC for v in kwargs.values()):
             kwargs = copy.deepcopy(kwargs)
-        if owner == "MathAPI":
-            return _run_isolating_precision(method, args, kwargs, formatter)
-        if not is_bfcl(owner):
-            if is_replayed(owner):  # the environment keeps its own time limits (an MCP call's timeout)
-                text = method(*args, **kwargs)
-            else:
-                limit = python_env.time_limit(api_class(owner))
-                text = python_env.result_text(python_env.call_with_time_limit(method, args, kwargs, limit))
-            return formatter(text) if formatter is not None else text
-        result = method(*args, **kwargs)
-        return formatter(result) if formatter is not None else result
+        return domain_of(owner).invoke(owner, method, args, kwargs, formatter)
 
     # -- state ---------------------------------------------------------------
 
@@ -332,43 +312,3 @@ def public_state(instance: Any) -> dict[str, Any]:
         return cast("dict[str, Any]", instance.rods_state())
     skip = getattr(kind, python_env.VOLATILE_ATTRIBUTE, ())
     return {k: v for k, v in vars(instance).items() if not k.startswith("_") and k not in skip}
-
-
-#: MathAPI arguments whose size sets the cost of a call: beyond these limits a
-#: call would run for minutes or exhaust memory (`power(base=9, exponent=10**11)`),
-#: so it fails instead. BFCL has no limit (it would hang); its data stays far below.
-MATH_LIMITS = {("power", "exponent"): 10_000, ("logarithm", "precision"): 10_000, ("square_root", "precision"): 10_000}
-
-
-def _check_math_limits(method: Any, args: tuple, kwargs: dict) -> None:
-    name = method.__name__
-    if not any(key[0] == name for key in MATH_LIMITS):
-        return
-    try:
-        bound = inspect.signature(method).bind(*args, **kwargs).arguments
-    except TypeError:
-        return  # the call itself will fail with BFCL's message
-    for (fn, param), limit in MATH_LIMITS.items():
-        value = bound.get(param)
-        if fn == name and isinstance(value, int) and not isinstance(value, bool) and abs(value) > limit:
-            if fn == "power" and isinstance(bound.get("base"), float):
-                continue  # float powers overflow quickly and cheaply
-            raise ValueError(f"{param}={value} exceeds the limit of {limit} for {fn}")
-
-
-def _run_isolating_precision(method: Any, args: tuple, kwargs: dict, formatter: Callable[[Any], str] | None) -> Any:
-    """Run a MathAPI method without leaking its process-global precision changes.
-
-    The result is formatted inside the call's precision, as BFCL formats it
-    (`repr` of an `mpmath.mpf` depends on the precision in force).
-    """
-    import mpmath
-
-    _check_math_limits(method, args, kwargs)
-    dps = mpmath.mp.dps
-    try:
-        with decimal.localcontext():
-            result = method(*args, **kwargs)
-            return formatter(result) if formatter is not None else result
-    finally:
-        mpmath.mp.dps = dps

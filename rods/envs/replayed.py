@@ -49,15 +49,6 @@ def factory(key: str) -> Callable[[], Environment]:
     return klass
 
 
-def is_protocol_class(key: str) -> bool:
-    """Whether a non-BFCL class key is hosted by replay (a manifest, or an `Environment` subclass)."""
-    if is_manifest(key):
-        return True
-    from rods.envs.python import load_class
-
-    return issubclass(load_class(key), Environment)
-
-
 @cache
 def tool_specs_of(key: str) -> tuple[ToolSpec, ...]:
     """The tools of a key's environment, read once per process from a fresh environment."""

@@ -1,27 +1,20 @@
-"""Tool schemas: BFCL's function docs and the OpenAI "tools" JSON built from them.
+"""Tool schemas: each class's function docs (from its domain) and the OpenAI "tools" JSON built from them.
 
-The docs are read from the installed `bfcl-eval` package
-(`data/multi_turn_func_doc/*.json`), never copied into this repository.
-BFCL writes Python-ish types (`dict`, `float`, `tuple`, `any`); they are mapped
-to JSON-schema types the way BFCL's own OpenAI handler does.
+Some docs write Python-ish types (BFCL's: `dict`, `float`, `tuple`, `any`);
+they are mapped to JSON-schema types the way BFCL's own OpenAI handler does.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
+from rods.envs.domain import domain_of
 from rods.envs.protocol import ToolSpec
-from rods.tasks.bfcl import API_CLASS_FILES
-from rods.tasks.model import MCP_MANIFEST_SUFFIXES
 
-#: API class -> its function-doc file in `data/multi_turn_func_doc/`.
-DOC_FILES = {cls: f"{stem}.json" for cls, stem in API_CLASS_FILES.items()}
-
-#: BFCL's type names -> JSON-schema types (BFCL's GORILLA_TO_OPENAPI).
+#: Python-ish type names -> JSON-schema types (as BFCL's GORILLA_TO_OPENAPI maps them).
 JSON_TYPES = {
     "integer": "integer", "number": "number", "float": "number", "string": "string",
     "boolean": "boolean", "bool": "boolean", "array": "array", "list": "array",
@@ -33,46 +26,16 @@ JSON_TYPES = {
 }
 
 
-@cache
-def _docs() -> dict[str, tuple[dict[str, Any], ...]]:
-    from rods.tasks.bfcl import bfcl_data_dir
-
-    folder = bfcl_data_dir() / "multi_turn_func_doc"
-    out = {}
-    for cls, name in DOC_FILES.items():
-        with (folder / name).open(encoding="utf-8") as fh:
-            out[cls] = tuple(json.loads(line) for line in fh if line.strip())
-    return out
+def function_docs(classes: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+    """Class -> function docs (deep copies), each from the class's domain (`Domain.tool_docs`):
+    BFCL's own docs, a Python class's from its methods (with each tool's declared "effect"),
+    a protocol environment's from its `tools()`."""
+    return {c: copy.deepcopy(list(_docs_of(c))) for c in classes}
 
 
 @cache
-def _environment_docs(key: str) -> tuple[dict[str, Any], ...]:
-    """A non-BFCL environment's tools as function docs: a Python class's from its signatures and
-    docstrings, a protocol environment's (MCP, `Environment` subclass) from its `tools()`."""
-    from rods.envs.classes import api_class, is_replayed
-    from rods.envs.python import tool_docs
-    from rods.envs.replayed import tool_specs_of
-
-    if is_replayed(key):
-        return tuple(
-            {"name": s.name, "description": s.description, "parameters": dict(s.parameters), "effect": s.effect}
-            for s in tool_specs_of(key)
-        )
-    return tuple(tool_docs(api_class(key)))
-
-
-def function_docs(classes: Iterable[str] | None = None) -> dict[str, list[dict[str, Any]]]:
-    """Class -> function docs (deep copies), for the given classes or BFCL's eight.
-
-    A BFCL class's docs are BFCL's own; a Python class's come from its methods
-    (`rods.envs.python.tool_docs`, with each tool's declared "effect").
-    """
-    docs = _docs()
-    wanted = list(classes) if classes is not None else list(docs)
-    unknown = [c for c in wanted if c not in docs and ":" not in c and not c.endswith(MCP_MANIFEST_SUFFIXES)]
-    if unknown:
-        raise ValueError(f"unknown API class(es) {unknown}; expected some of {sorted(docs)} or 'module:Class'")
-    return {c: copy.deepcopy(list(docs[c] if c in docs else _environment_docs(c))) for c in wanted}
+def _docs_of(key: str) -> tuple[dict[str, Any], ...]:
+    return tuple(domain_of(key).tool_docs(key))
 
 
 def function_names(classes: Iterable[str]) -> list[str]:
@@ -95,7 +58,7 @@ def _to_json_schema(schema: Any) -> Any:
 
 
 def tool_schema(doc: dict[str, Any]) -> dict[str, Any]:
-    """One BFCL function doc as an OpenAI tool (`{"type": "function", "function": {...}}`)."""
+    """One function doc as an OpenAI tool (`{"type": "function", "function": {...}}`)."""
     params = _to_json_schema(doc.get("parameters", {"type": "dict", "properties": {}}))
     params["type"] = "object"
     params.setdefault("properties", {})

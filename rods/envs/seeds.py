@@ -27,7 +27,7 @@ class DataSettings(Section):
     )
     categories: list[Category] | None = Field(None, description="Keep only these categories (default: all four).")
     classes: list[str] | None = Field(
-        None, description="Keep only tasks whose API classes are all among these (e.g. [GorillaFileSystem])."
+        None, description="Keep only tasks whose API classes are all among these (class names or import paths)."
     )
     per_category: int | None = Field(
         None, ge=1, description="Keep the first N tasks of each category (default: all; the paper uses 100 each)."

@@ -1,13 +1,13 @@
-"""Evaluation: scoring policies on BFCL V3 multi-turn tasks, re-checked by BFCL's own checker.
+"""Evaluation: scoring policies on multi-turn tool tasks, re-checked by a domain's own checker where it has one.
 
-`evaluate` rolls a policy out on tasks and reports per-category accuracy and
-progress reward (overall = unweighted mean of the categories, as BFCL);
+`evaluate` rolls a policy out on tasks and reports per-group accuracy and
+progress reward (overall = unweighted mean of the groups, as BFCL's categories);
 `rods.eval.official` writes the decoded calls BFCL's `multi_turn_checker`
-reads and re-scores them with it.
+reads and re-scores them with the domain's checker (`Domain.official_verdict`).
 """
 
 from rods.eval.evaluate import CategoryScore, EvalReport, evaluate, stratified_subset, summarize
-from rods.eval.official import Agreement, rescore_file, safe_decoded, safe_official_verdict, write_decoded
+from rods.eval.official import Agreement, rescore_file, write_decoded
 
 __all__ = [
     "Agreement",
@@ -15,8 +15,6 @@ __all__ = [
     "EvalReport",
     "evaluate",
     "rescore_file",
-    "safe_decoded",
-    "safe_official_verdict",
     "stratified_subset",
     "summarize",
     "write_decoded",

@@ -1,10 +1,12 @@
-"""Scoring a policy on BFCL V3 multi-turn tasks, as BFCL computes it.
+"""Scoring a policy on multi-turn tool tasks, as BFCL computes it for its own.
 
-Per category (per environment for tasks beyond BFCL, e.g. tau2-bench's
-domains, docs/design.md §2.7): accuracy (the binary reward: every checked
-turn passes) and mean progress reward RP; overall: the unweighted mean of the categories
-evaluated (BFCL's multi-turn overall). Eval rollouts use BFCL's step-cap rule
-(`on_step_cap="force_quit"`: the 20-step cap ends the entry, which fails).
+Per group (the row each task's domain puts it in, `Domain.report_group`:
+BFCL's categories, a tau2-bench domain's name, docs/design.md §2.7): accuracy
+(the binary reward: every checked turn passes) and mean progress reward RP;
+overall: the unweighted mean of the groups evaluated (BFCL's multi-turn
+overall). Eval rollouts use BFCL's step-cap rule (`on_step_cap="force_quit"`:
+the 20-step cap ends the entry, which fails). The report names the
+environments it scored (`Domain.title`).
 
 An eval run directory holds `trajectories.jsonl` (every message, call, result
 and verdict), `decoded.jsonl` (the calls in the form BFCL's checker reads, see
@@ -24,10 +26,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from rods.envs.domain import domain_of_task
 from rods.eval.official import Agreement, rescore_file, write_decoded
 from rods.rollout import EpisodeOptions, Policy, Trajectory, run_episodes
 from rods.tasks import CATEGORIES, Task
-from rods.tasks.model import BFCL_ENVIRONMENT
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,8 @@ class EvalReport(BaseModel):
     """What `rods eval` reports and writes to `report.json`."""
 
     model: str = ""
+    #: What was scored, in words ("BFCL multi-turn", "Tau2AirlineEnv multi-turn").
+    environment: str = ""
     split: str = "test"
     k: int = 1
     n_tasks: int = 0
@@ -90,11 +94,17 @@ def stratified_subset(tasks: Sequence[Task], limit: int, seed: int = 0) -> list[
 
 
 def group_of(task: Task) -> str:
-    """The row a task counts in: its BFCL category, or its environment's class name (tau2's domains, ...)."""
-    if task.environment == BFCL_ENVIRONMENT:
-        return task.category
-    name = task.environment.rpartition(":")[2]
-    return name if task.category == "base" else f"{name} {task.category}"
+    """The row a task counts in (`Domain.report_group`: BFCL's category, else the environment's name)."""
+    return domain_of_task(task).report_group(task)
+
+
+def environments_title(tasks: Sequence[Task]) -> str:
+    """What a report scored, in words: each domain's title for its environments, joined."""
+    by_domain: dict[str, tuple[Any, list[str]]] = {}
+    for task in tasks:
+        domain = domain_of_task(task)
+        by_domain.setdefault(domain.name, (domain, []))[1].append(task.environment)
+    return "; ".join(domain.title(sorted(set(names))) for domain, names in by_domain.values())
 
 
 def summarize(trajectories: Sequence[Trajectory], groups: Mapping[str, str] | None = None) -> dict[str, CategoryScore]:
@@ -140,10 +150,11 @@ def evaluate(
     trajectories = run_episodes(tasks, policy, k=k, options=options, progress=progress)
     seconds = time.perf_counter() - start
     categories = summarize(trajectories, {t.id: group_of(t) for t in tasks})
-    # BFCL's checker knows only BFCL's classes: other environments' rollouts have rods' verdict alone.
-    official_check = official_check and any(t.environment == BFCL_ENVIRONMENT for t in tasks)
+    # only a domain with a checker of its own re-scores; the others have rods' verdict alone
+    official_check = official_check and any(domain_of_task(t).has_own_checker for t in tasks)
     report = EvalReport(
         model=model,
+        environment=environments_title(tasks),
         split=split,
         k=k,
         n_tasks=len(tasks),

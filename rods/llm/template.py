@@ -30,19 +30,7 @@ import re
 from typing import Any
 
 from rods.llm.base import ChatRequest, Completion, LLMBackend, LLMConfig, LLMError
-from rods.llm.outcomes import NOUNS, named_arguments, noun, outcome, say
-
-#: What each API class is about, in the user's words.
-SUBJECTS = {
-    "GorillaFileSystem": "my project files",
-    "MathAPI": "a few calculations",
-    "MessageAPI": "messages with my colleagues",
-    "TwitterAPI": "my social media account",
-    "TicketAPI": "a support ticket",
-    "TradingBot": "my trading account",
-    "TravelAPI": "an upcoming trip",
-    "VehicleControlAPI": "my car",
-}
+from rods.llm.outcomes import named_arguments, noun, outcome, say
 
 #: Seeded closing sentences of template narratives.
 GOALS = [
@@ -53,11 +41,9 @@ GOALS = [
 ]
 
 def subject(cls: str) -> str:
-    """What a class is about, in the user's words: `SUBJECTS`, else "my" and its class name's words
-    (`pkg.mod:Tau2AirlineEnv` -> "my tau2 airline")."""
-    if cls in SUBJECTS:
-        return SUBJECTS[cls]
-    name = cls.rpartition(":")[2]
+    """What a class is about, in the user's words, when its domain does not say: "my" and its class name's
+    words (`pkg.mod:Tau2AirlineEnv` -> "my airline")."""
+    name = cls.rpartition(":")[2].rpartition("/")[2]
     words = [w for w in re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ").lower().split()
              if w not in ("env", "environment", "api", "tools")]
     words = [w for w in words if not any(ch.isdigit() for ch in w)] or words  # "tau2 airline" -> "airline"
@@ -94,14 +80,15 @@ def call_outcome(call: dict[str, Any], missing: str | None, said: set[str]) -> s
     arguments, rename = named_arguments(call.get("arguments", {}), call.get("args", []), params)
     bound = {rename.get(b, b) for b in call.get("bound", [])}
     return outcome(call["function"], arguments, params=params, bound=bound, missing=missing, said=said,
-                   description=call.get("description", ""), generic=bool(call.get("generic")))
+                   description=call.get("description", ""), phrase=call.get("phrase"), nouns=call.get("nouns"),
+                   forms=call.get("forms"))
 
 
 def request(turn: dict[str, Any], said: set[str]) -> str:
     """One turn's request: its calls' outcomes, or the value a miss_param turn left out."""
     if turn.get("kind") == "supply_missing":
         miss = turn["missing"]
-        what = noun(miss["param"]) if turn.get("generic") else NOUNS.get(miss["param"], "one")
+        what = noun(miss["param"], turn.get("nouns"))
         return f"Sorry, I forgot to say: I meant {say(miss['value'])} for the {what}."
     missing = turn.get("missing", {}) if turn.get("kind") == "ask_missing" else {}
     steps = [call_outcome(c, missing.get("param") if c.get("index") == missing.get("index") else None, said)
@@ -182,8 +169,8 @@ class TemplateBackend(LLMBackend):
 
     @staticmethod
     def _narrative(ctx: dict) -> dict:
-        classes = ctx.get("classes", [])
-        about = " and ".join(subject(c) for c in classes) or "my tasks"
+        subjects = ctx.get("subjects") or [subject(c) for c in ctx.get("classes", [])]
+        about = " and ".join(subjects) or "my tasks"
         goal = random.Random(ctx.get("seed", 0)).choice(GOALS)
         return {"narrative": f"I am sorting out {about} today. {goal}"}
 

@@ -8,8 +8,9 @@ command keeps them in a cache folder, one pickle per task.
 
 An entry's file name is a hash of everything the ground truth depends on: the
 task's id and fingerprint (config, classes, calls, long-context flag), the
-source of the code that executes and snapshots it (BFCL's API classes, mpmath,
-`rods.envs`, `rods.reward.ground_truth`) and the Python version. Changing any
+source of the code that executes and snapshots it (the modules its domain
+names, `Domain.cache_code`: BFCL's API classes and mpmath; `rods.envs`,
+`rods.reward.ground_truth`) and the Python version. Changing any
 of them misses the cache; nothing is ever reused across versions. A file that
 cannot be read is recomputed and rewritten. Writes are atomic (temp file +
 rename), so concurrent runs never read half a file.
@@ -34,12 +35,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: Modules whose code decides what a ground truth holds (BFCL's API classes, the
-#: mpmath their MathAPI computes with, our executor and snapshotting); their
-#: source is part of every key.
+#: Modules whose code decides what any ground truth holds (our executor and snapshotting); their
+#: source is part of every key, beside the modules of the task's domain (named in the key itself).
 _CODE = (
-    "bfcl_eval.eval_checker.multi_turn_eval.func_source_code",
-    "mpmath",
     "rods.envs",
     "rods.reward.ground_truth",
 )
@@ -53,14 +51,14 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rods" / "ground_truth"
 
 
-@lru_cache(maxsize=1)
-def code_version() -> str:
-    """A hash of the source of the ground truth's code (BFCL's classes included) and the Python version."""
+@lru_cache(maxsize=16)
+def code_version(modules: tuple[str, ...] = ()) -> str:
+    """A hash of the source of the ground truth's code (`_CODE` and `modules`) and the Python version."""
     from importlib.util import find_spec
 
     digest = hashlib.sha256()
     digest.update(sys.version.encode())
-    for name in _CODE:
+    for name in (*_CODE, *modules):
         spec = find_spec(name)
         if spec is None or spec.origin is None:
             continue
@@ -81,7 +79,9 @@ class GroundTruthDiskCache:
         self.hits = self.misses = 0
 
     def path_for(self, fingerprint: str) -> Path:
-        key = hashlib.sha256(f"{code_version()}\n{fingerprint}".encode()).hexdigest()
+        """The file of a key: the key's last line names the domain's code modules (one per line after the 2nd)."""
+        modules = tuple(m for m in fingerprint.split("\n")[2:] if m)
+        key = hashlib.sha256(f"{code_version(modules)}\n{fingerprint}".encode()).hexdigest()
         return self.folder / key[:2] / f"{key}.pickle"
 
     def load(self, fingerprint: str) -> GroundTruth | None:

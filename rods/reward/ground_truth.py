@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from rods.envs import (
     CallParseError,
-    EnvTemplate,
-    ToolEnvironment,
     format_call,
     format_result,
     parse_call_text,
     public_state,
 )
-from rods.envs.classes import freeze, is_bfcl, thaw
+from rods.envs.classes import freeze, thaw
+from rods.envs.contract import FrozenEnvironment, RolloutEnvironment, template_from, template_with_state
+from rods.envs.domain import domain_of
 from rods.reward.disk_cache import GroundTruthDiskCache
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class GroundTruth:
     states: tuple[dict[str, dict[str, Any]], ...]
     #: Per turn: whether BFCL checks the turn (its ground truth is non-empty).
     checked: tuple[bool, ...]
-    template: EnvTemplate
+    template: FrozenEnvironment
     #: Per turn: class -> whether the initial state already equals the ground truth's
     #: (decides the state check of classes a rollout never touched).
     initial_matches: tuple[dict[str, bool], ...]
@@ -57,7 +57,7 @@ class GroundTruth:
     #: Per turn: the ground truth's calls in canonical form (None where one does not parse).
     call_keys: tuple[tuple[str, ...] | None, ...] = ()
     #: Per turn: the ground-truth environment after that turn, frozen.
-    turn_templates: tuple[EnvTemplate, ...] = field(default=(), compare=False, repr=False)
+    turn_templates: tuple[FrozenEnvironment, ...] = field(default=(), compare=False, repr=False)
     #: The ground truth's call texts per turn.
     calls: tuple[tuple[str, ...], ...] = ()
     #: Per turn: whether the ground truth's own state passes its state check (it
@@ -71,11 +71,11 @@ class GroundTruth:
     def num_turns(self) -> int:
         return len(self.results)
 
-    def new_env(self) -> ToolEnvironment:
+    def new_env(self) -> RolloutEnvironment:
         """A fresh environment in the task's initial state (a fork of the pristine template)."""
         return self.template.spawn()
 
-    def untouched_verdicts(self, env: ToolEnvironment, turn: int) -> dict[str, bool] | None:
+    def untouched_verdicts(self, env: RolloutEnvironment, turn: int) -> dict[str, bool] | None:
         """State verdicts at `turn` for the classes `env` never thawed, if it came from one of our templates."""
         template = getattr(env, "template", None)
         if template is None:
@@ -108,7 +108,7 @@ class GroundTruth:
 
         return formatter
 
-    def env_after(self, turn: int) -> ToolEnvironment:
+    def env_after(self, turn: int) -> RolloutEnvironment:
         """A fresh environment in the ground truth's state after `turn` (-1: the initial state)."""
         return self.template.spawn() if turn < 0 else self.turn_templates[turn].spawn()
 
@@ -163,9 +163,9 @@ def _call_key(text: str) -> str | None:
 
 def compute_ground_truth(task: Task) -> GroundTruth:
     """Execute a task's ground truth turn by turn (no cache)."""
-    template, initial = EnvTemplate.load_with_state(task)  # `initial`: compare only, below
+    template, initial = template_with_state(task)  # `initial`: compare only, below
     env = template.spawn()
-    classes, owners = template.involved_classes, template._owners
+    classes, owners = template.involved_classes, template.owners
     blobs = dict(template.blobs)
     results, states, self_match, turn_templates = [], [], [], []
     snapshot: dict[str, dict[str, Any]] | None = None
@@ -177,7 +177,7 @@ def compute_ground_truth(task: Task) -> GroundTruth:
         called = env.take_called()
         for cls in called:
             blobs[cls] = freeze(env.instance(cls))
-        turn_templates.append(EnvTemplate(dict(blobs), classes, template.long_context, owners))
+        turn_templates.append(template_from(dict(blobs), classes, template.long_context, owners))
         if snapshot is None:
             snapshot = {cls: public_state(thaw(blobs[cls])) for cls in classes}
         else:
@@ -207,7 +207,7 @@ def compute_ground_truth(task: Task) -> GroundTruth:
 _MISSING = object()
 
 
-def state_equal(env: ToolEnvironment, expected: dict[str, dict[str, Any]]) -> bool:
+def state_equal(env: RolloutEnvironment, expected: dict[str, dict[str, Any]]) -> bool:
     """BFCL's `_compare_instances` over all classes: model attribute != ground truth's fails."""
     for cls, attrs in expected.items():
         instance = env.instance(cls)
@@ -248,12 +248,14 @@ class _Cache:
                     self.entries.move_to_end(task.id)
                     return gt
         fingerprint = None
-        # Only BFCL's installed, versioned classes may be cached on disk: a user's
+        # Only classes whose code a domain names may be cached on disk (`Domain.cache_code`): a user's
         # environment code can change between runs without the task changing.
-        disk = self.disk if all(is_bfcl(cls) for cls in task.involved_classes) else None
+        code = [domain_of(cls).cache_code for cls in task.involved_classes]
+        disk = self.disk if all(code) else None
         if disk is not None:
             fingerprint = task_fingerprint(task)
-            key = f"{task.id}\n{fingerprint}"
+            modules = "\n".join(sorted({m for names in code for m in names}))
+            key = f"{task.id}\n{fingerprint}\n{modules}"
             stored = disk.load(key)
             if stored is None:
                 stored = compute_ground_truth(task)

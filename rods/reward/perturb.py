@@ -14,23 +14,10 @@ from collections.abc import Iterator
 from typing import Any, cast
 
 from rods.envs.calls import ast_parse
+from rods.envs.domain import domain_of
 from rods.tasks.model import Task
 
 Steps = list[list[list[str]]]
-
-#: Per class, calls that read without changing public state.
-READ_ONLY_CALLS = {
-    "GorillaFileSystem": ["pwd()", "ls()", "ls(a=True)"],
-    "MathAPI": ["add(a=1, b=2)", "mean(numbers=[1.0, 2.0])"],
-    "MessageAPI": ["list_users()", "message_get_login_status()"],
-    "TwitterAPI": ["posting_get_login_status()", "list_all_following()"],
-    "TicketAPI": ["ticket_get_login_status()"],
-    "TradingBot": ["get_current_time()", "trading_get_login_status()", "get_watchlist()"],
-    "TravelAPI": ["list_all_airports()", "travel_get_login_status()"],
-    "VehicleControlAPI": [
-        "displayCarStatus(option='fuel')", "get_outside_temperature_from_google()", "get_current_speed()"
-    ],
-}
 
 #: Malformed call texts that BFCL's `eval` also fails on (or turns into a harmless
 #: non-call value): safe to feed to the official checker. Escapes such as
@@ -64,6 +51,11 @@ KINDS = (
 )
 #: Also available, but outside BFCL's decoded (pythonic) format: not for agreement checks.
 EXTRA_KINDS = ("json_call",)
+
+
+def read_only_calls(cls: str) -> list[str]:
+    """Calls of a class that change nothing (`Domain.read_only_calls`)."""
+    return domain_of(cls).read_only_calls(cls)
 
 
 def replay(task: Task) -> Steps:
@@ -152,7 +144,10 @@ def perturb(task: Task, kind: str, seed: int = 0) -> Steps | None:
         steps[t][0].insert(rng.randrange(len(steps[t][0]) + 1), "nonexistent_function(x=1)")
     elif kind == "extra_read_only":
         t = rng.randrange(task.num_turns)
-        extra = rng.choice(READ_ONLY_CALLS[rng.choice(task.involved_classes)])
+        options = read_only_calls(rng.choice(task.involved_classes))
+        if not options:
+            return None
+        extra = rng.choice(options)
         steps[t] = steps[t] or [[]]
         steps[t][0].insert(rng.randrange(len(steps[t][0]) + 1), extra)
     elif kind in ("empty_turn", "empty_step_turn"):
@@ -191,7 +186,10 @@ def perturb(task: Task, kind: str, seed: int = 0) -> Steps | None:
             return None
         t = rng.choice(empty)
         later = [c for turn in task.ground_truth[t + 1:] for c in turn]
-        extra = later[0] if later and rng.random() < 0.5 else rng.choice(READ_ONLY_CALLS[task.involved_classes[0]])
+        reads = read_only_calls(task.involved_classes[0])
+        if not later and not reads:
+            return None
+        extra = later[0] if later and (rng.random() < 0.5 or not reads) else rng.choice(reads)
         steps[t] = [[extra]]
     else:
         raise ValueError(f"unknown perturbation {kind!r}; expected one of {KINDS + EXTRA_KINDS}")

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rods.envs import ToolEnvironment
+from rods.envs.contract import RolloutEnvironment
 from rods.reward.ground_truth import GroundTruth, call_keys, ground_truth_for, state_equal
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def is_empty_response(steps: Sequence[Sequence[Any]]) -> bool:
 
 
 def state_matches(
-    env: ToolEnvironment,
+    env: RolloutEnvironment,
     expected: dict[str, dict[str, Any]],
     untouched_verdicts: dict[str, bool] | None = None,
 ) -> bool:
@@ -109,7 +109,7 @@ def state_matches(
 class ProgressScorer:
     """Scores one rollout turn by turn, on an env the rollout loop already drove.
 
-    Usage: `env = scorer.new_env()` (or any `ToolEnvironment` of the task),
+    Usage: `env = scorer.new_env()` (or any environment of the task),
     execute the model's calls of turn t on it, then
     `scorer.end_turn(env, results_of_turn_t)`; after the last turn,
     `scorer.result()`. No call is executed again.
@@ -126,11 +126,11 @@ class ProgressScorer:
         """Index of the next turn to end."""
         return len(self._verdicts)
 
-    def new_env(self) -> ToolEnvironment:
+    def new_env(self) -> RolloutEnvironment:
         """A fresh environment for this rollout (forked from the cached template)."""
         return self.ground_truth.new_env()
 
-    def end_turn(self, env: ToolEnvironment, results: Sequence[str], *, empty: bool | None = None) -> TurnVerdict:
+    def end_turn(self, env: RolloutEnvironment, results: Sequence[str], *, empty: bool | None = None) -> TurnVerdict:
         """Close the current turn: `results` are the formatted results of this turn's calls.
 
         `empty` says whether the model's response was empty by BFCL's rule;
@@ -242,7 +242,7 @@ def score(
     scorer = ProgressScorer(task, ground_truth)
     gt = scorer.ground_truth
     formatter = gt.result_formatter()
-    env: ToolEnvironment | None = None  # None while the rollout is still on the ground truth's path
+    env: RolloutEnvironment | None = None  # None while the rollout is still on the ground truth's path
     for t, turn_steps in enumerate(steps):
         calls = [call for step in turn_steps for call in step]
         empty = is_empty_response(turn_steps)

@@ -3,7 +3,7 @@
 An `Episode` knows nothing about how text is generated: a caller reads
 `messages` and `tools`, produces the assistant's reply however it likes (a
 local model, an endpoint, a script) and hands it to `advance`. The episode
-parses the reply's tool calls, runs them in its own `ToolEnvironment`, appends
+parses the reply's tool calls, runs them in its own environment (`rods.envs.contract`), appends
 the `tool` results and, when the turn is over, scores it and appends the next
 user turn. Many episodes (K rollouts of a task, many tasks) step side by side
 in `run_episodes`.
@@ -22,8 +22,8 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from rods.envs import ToolEnvironment
 from rods.envs.calls import format_call
+from rods.envs.contract import RolloutEnvironment
 from rods.envs.schemas import function_docs, task_tool_schemas
 from rods.reward import ProgressScorer
 from rods.rollout.parse import ParsedReply, parse_tool_calls
@@ -108,7 +108,7 @@ class Episode:
         self.tool_docs: ToolDocs = options.tool_docs
         self.sample_index = sample_index
         self._scorer = ProgressScorer(task)
-        self.env: ToolEnvironment = self._scorer.new_env()
+        self.env: RolloutEnvironment = self._scorer.new_env()
         self._turns = [TurnRecord() for _ in range(task.num_turns)]
         self._turn = 0
         self._done = False

@@ -1,19 +1,20 @@
 """The API graph over an environment's tools (docs/design.md §4.1, §4.8).
 
-Nodes are the functions of the environment's classes (BFCL's eight API classes,
-or a Python environment's tools), with typed parameters and responses read from
-their function docs. An edge f -> g says f enables g: in
+Nodes are the functions of the environment's classes (a domain's API classes,
+a Python environment's tools, an MCP server's), with typed parameters and
+responses read from their function docs. An edge f -> g says f enables g: in
 some train-split ground truth, an argument of a g call equals a value in an f
 call's result or a value the f call created in the state (the data-flow edges
 of :mod:`rods.synth.profile`, from executions). Each node also records its
 *effect*, seen in those executions: "write" if a call ever changed the state,
-"read" if none did (always for the stateless MathAPI), "unknown" if the
+"read" if none did (always for a stateless class), "unknown" if the
 function was never executed (no siblings). A tool whose docs declare its
 effect (`@tool("read")` / `@tool("write")`) keeps the declared one.
 
-BFCL's graph is learned from its train split (`default_graph`); any other
-environment's from the seed tasks at hand (`graph_for`, cached per
-environment and grown as new seeds arrive).
+A domain with reference tasks (`Domain.reference_tasks`: BFCL's train split)
+has one graph learned from them (`reference_graph`); any other environment's
+is learned from the seed tasks at hand (`graph_for`, cached per environment
+and grown as new seeds arrive).
 
 The planner samples new call sequences from it (:mod:`rods.synth.planner`):
 each position draws a function of its class, preferring the seed position's
@@ -36,27 +37,20 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from rods.envs.classes import STATELESS_CLASSES, is_bfcl
+from rods.envs.domain import domain_of
 from rods.envs.schemas import function_docs as schema_docs
-from rods.tasks.model import BFCL_ENVIRONMENT, Task
+from rods.tasks.model import Task
 
 logger = logging.getLogger(__name__)
 
 
-def function_docs(classes: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
-    """Function name -> doc (with its class under "class"), read by `rods.envs.schemas`.
-
-    Without `classes`, or with BFCL classes only, the docs of BFCL's eight
-    classes (what every BFCL lookup has always seen); else those of `classes`.
-    """
-    wanted = None if classes is None else tuple(classes)
-    if wanted is not None and all(is_bfcl(c) for c in wanted):
-        wanted = None
-    return _docs(wanted)
+def function_docs(classes: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Function name -> doc (with its class under "class"), read by `rods.envs.schemas`."""
+    return _docs(tuple(classes))
 
 
 @lru_cache(maxsize=64)
-def _docs(classes: tuple[str, ...] | None) -> dict[str, dict[str, Any]]:
+def _docs(classes: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     return {
         doc["name"]: dict(doc, **{"class": cls})
         for cls, docs in schema_docs(classes).items()
@@ -65,7 +59,7 @@ def _docs(classes: tuple[str, ...] | None) -> dict[str, dict[str, Any]]:
 
 
 def describe(doc: dict[str, Any]) -> str:
-    """The plain description of a function, without BFCL's class preamble."""
+    """The plain description of a function, without a class preamble ("... Tool description: ...")."""
     text = doc.get("description", "")
     if "Tool description:" in text:
         text = text.split("Tool description:", 1)[1]
@@ -98,7 +92,7 @@ class APIGraph:
     edges: Counter = field(default_factory=Counter)  # (f, g) -> times seen
 
     @classmethod
-    def from_docs(cls, classes: Iterable[str] | None = None) -> APIGraph:
+    def from_docs(cls, classes: Iterable[str]) -> APIGraph:
         nodes = {}
         for name, doc in function_docs(classes).items():
             props = doc.get("parameters", {}).get("properties", {})
@@ -115,8 +109,8 @@ class APIGraph:
         return cls(nodes)
 
     @classmethod
-    def learn(cls, tasks: list[Task], classes: Iterable[str] | None = None) -> APIGraph:
-        """The graph from the docs (of `classes`, default BFCL's) and the executions of the tasks' ground truth."""
+    def learn(cls, tasks: list[Task], classes: Iterable[str]) -> APIGraph:
+        """The graph from the docs of `classes` and the executions of the tasks' ground truth."""
         from rods.synth.profile import data_flow_edges, trace_task
 
         graph = cls.from_docs(classes)
@@ -135,8 +129,8 @@ class APIGraph:
         for name, node in graph.nodes.items():
             if name in declared:
                 node.effect = declared[name]  # the environment says so (@tool)
-            elif node.api_class in STATELESS_CLASSES:
-                node.effect = "read"  # no state to change (MathAPI)
+            elif domain_of(node.api_class).stateless(node.api_class):
+                node.effect = "read"  # no state to change
             else:
                 node.effect = "unknown" if not node.calls_seen else "write" if writes[name] else "read"
         logger.info("API graph: %d functions, %d edges from %d tasks", len(graph.nodes), len(graph.edges), len(tasks))
@@ -226,12 +220,23 @@ class APIGraph:
         plt.close(fig)
 
 
-@lru_cache(maxsize=1)
-def default_graph() -> APIGraph:
-    """The graph learned from the train split (cached per process)."""
-    from rods.tasks.bfcl import load_split
+_REFERENCE: dict[str, APIGraph] = {}
 
-    return APIGraph.learn(load_split("train"))
+
+def reference_graph(environment: str) -> APIGraph | None:
+    """The graph learned from the reference tasks of an environment's domain (cached per process), or None."""
+    domain = domain_of(environment)
+    reference = domain.reference_tasks()
+    if reference is None:
+        return None
+    with _GRAPHS_LOCK:
+        graph = _REFERENCE.get(domain.name)
+    if graph is None:
+        classes, tasks = reference
+        graph = APIGraph.learn(list(tasks), classes)
+        with _GRAPHS_LOCK:
+            graph = _REFERENCE.setdefault(domain.name, graph)
+    return graph
 
 
 #: environment -> (ids of the seeds its graph was learned from, the graph); environment -> those seeds.
@@ -241,14 +246,15 @@ _GRAPHS_LOCK = threading.Lock()
 
 
 def graph_for(environment: str, seeds: Iterable[Task] = ()) -> APIGraph:
-    """The API graph of an environment: BFCL's `default_graph`; any other's learned from its seed tasks.
+    """The API graph of an environment: its domain's `reference_graph`, else one learned from its seed tasks.
 
-    A non-BFCL environment has no train split: its graph comes from the tool
-    docs plus the executed ground truths of every seed of it seen so far in
+    Without reference tasks the graph comes from the tool docs plus the
+    executed ground truths of every seed of the environment seen so far in
     this process (cached per environment; learned again when new seeds arrive).
     """
-    if environment == BFCL_ENVIRONMENT:
-        return default_graph()
+    reference = reference_graph(environment)
+    if reference is not None:
+        return reference
     mine = [s for s in seeds if s.environment == environment]
     with _GRAPHS_LOCK:
         known_ids, graph = _GRAPHS.get(environment, (frozenset(), None))
@@ -267,6 +273,6 @@ def graph_for(environment: str, seeds: Iterable[Task] = ()) -> APIGraph:
 
 
 def seeds_of(environment: str) -> list[Task]:
-    """The seed tasks of a non-BFCL environment its graph was learned from (so far in this process)."""
+    """The seed tasks an environment's graph was learned from (so far in this process; none for a reference graph)."""
     with _GRAPHS_LOCK:
         return list(_GRAPH_SEEDS.get(environment, []))

@@ -31,21 +31,15 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Any
 
-from rods.envs.environment import ToolEnvironment, is_bfcl, public_state
-from rods.envs.python import to_json
+from rods.envs.contract import RolloutEnvironment, environment_from
+from rods.envs.domain import domain_of
+from rods.envs.environment import public_state
 from rods.synth import state as state_view
 from rods.synth.api_graph import function_docs
 from rods.synth.free_text import FreeText
-from rods.synth.profile import linkable, walk
+from rods.synth.profile import linkable
 from rods.synth.values import ValueRemapper, is_distinctive
 
-#: Per-class hints where the state's public attributes do not show what a call can see:
-#: (name, is a container) pairs. GorillaFileSystem names are relative to the private current directory.
-VISIBLE_NAMES = {
-    "GorillaFileSystem": lambda inst: sorted(
-        (name, hasattr(node, "contents"))
-        for name, node in (getattr(getattr(inst, "_current_dir", None), "contents", {}) or {}).items()),
-}
 #: Parameter-name pieces that ask for a container (directory) or a plain entry (file).
 CONTAINER_WORDS = {"dir", "folder", "directory"}
 ENTRY_WORDS = {"file"}
@@ -99,34 +93,17 @@ def fits(value: Any, kind: str) -> bool:
     return False
 
 
-def snapshot_leaves(env: ToolEnvironment, owner: str, state: Any = None) -> list[tuple[str, Any]]:
-    """(path, scalar) leaves of a Python environment's state as JSON (`ToolEnvironment.snapshot`).
-
-    The key of an entry that holds a record or a list (`orders/o1001`) is a
-    leaf too (`orders/o1001#key`: an id); the key of a scalar (`balance`) is a
-    field name, not a value a call could take.
-    """
-    out: list[tuple[str, Any]] = []
+def snapshot_leaves(env: RolloutEnvironment, owner: str, state: Any = None) -> list[tuple[str, Any]]:
+    """(path, scalar) leaves of a class's public state (or of `state`, its delta), read by its domain's
+    state reader (`Domain.state_leaves`)."""
     data = public_state(env.instance(owner)) if state is None else state
-    stack: list[tuple[str, Any]] = [("", to_json(data))]
-    while stack:
-        path, node = stack.pop()
-        if isinstance(node, dict):
-            for k, v in node.items():
-                if isinstance(v, (dict, list)):
-                    out.append((f"{path}/{k}#key", k))
-                stack.append((f"{path}/{k}", v))
-        elif isinstance(node, list):
-            stack.extend((f"{path}/{i}", v) for i, v in enumerate(node))
-        else:
-            out.append((path, node))
-    return out
+    return domain_of(owner).state_leaves(owner, data)
 
 
 class ArgumentProposer:
     """Proposes argument dicts for one call in the live state (see the module docstring)."""
 
-    def __init__(self, remapper: ValueRemapper, rng: random.Random, classes: Iterable[str] | None = None,
+    def __init__(self, remapper: ValueRemapper, rng: random.Random, classes: Iterable[str],
                  initial_config: dict[str, Any] | None = None, free_text: FreeText | None = None):
         self.remapper = remapper
         self.free_text = free_text
@@ -141,7 +118,7 @@ class ArgumentProposer:
         props = doc.get("properties", {})
         return [(p, props.get(p, {})) for p in doc.get("required", [])]
 
-    def propose(self, function: str, env: ToolEnvironment, feeds: dict[int, list[list[Any]]],
+    def propose(self, function: str, env: RolloutEnvironment, feeds: dict[int, list[list[Any]]],
                 limit: int = 8, reading: bool = False) -> Iterator[tuple[dict[str, Any], dict[str, int]]]:
         """Up to `limit` (arguments, fed) pairs; `fed` maps a parameter to the source call it takes a value from.
 
@@ -193,14 +170,14 @@ class ArgumentProposer:
         naming = bool(tokens(name) & NAMING_WORDS)
         text = bool(tokens(name) & TEXT_WORDS)  # free text takes a distinctive value, not a word like "lines"
         fitting = [[v for v in tier if fits(v, item) and not (naming and not _name_like(v))
-                    and not (text and not is_distinctive(v))] for tier in tiers]
+                    and not (text and not is_distinctive(v, self.remapper.vocabulary))] for tier in tiers]
         fitting = [tier for tier in fitting if tier]
         if not fitting:
             return None
         value = self.rng.choice(fitting[0])
         return [value] if kind == "array" else value
 
-    def _own_value(self, name: str, spec: dict[str, Any], state: list[Segment], env: ToolEnvironment,
+    def _own_value(self, name: str, spec: dict[str, Any], state: list[Segment], env: RolloutEnvironment,
                    owner: str | None,
                    reading: bool = False) -> Any:
         kind = spec.get("type", "string")
@@ -213,7 +190,7 @@ class ArgumentProposer:
             return {}
         return self._scalar(name, kind, enum, state, env, owner, reading)
 
-    def _scalar(self, name: str, kind: str, enum: list[Any], state: list[Segment], env: ToolEnvironment,
+    def _scalar(self, name: str, kind: str, enum: list[Any], state: list[Segment], env: RolloutEnvironment,
                 owner: str | None, reading: bool) -> Any:
         if kind == "boolean":
             return self.rng.random() < 0.5
@@ -225,8 +202,11 @@ class ArgumentProposer:
         best = min((r for r, _ in ranked if r is not None), default=None)
         chosen = [values for r, values in ranked if r == best and values]
         options = chosen[0] if len(chosen) == 1 else [v for values in chosen for v in values]  # shared: not edited
-        if owner in VISIBLE_NAMES and kind == "string" and not (parts & TEXT_WORDS):
-            entries = VISIBLE_NAMES[owner](env.instance(owner))
+        visible = None
+        if owner is not None and kind == "string" and not (parts & TEXT_WORDS):
+            visible = domain_of(owner).visible_names(owner, env.instance(owner))
+        if visible is not None:
+            entries = visible
             if parts & CONTAINER_WORDS:
                 entries = [e for e in entries if e[1]]
             elif parts & ENTRY_WORDS:
@@ -250,7 +230,7 @@ class ArgumentProposer:
             return f"{self.remapper.fresh_word()}.{self.rng.choice(EXTENSIONS)}"
         return self.remapper.fresh_word()
 
-    def _state_values(self, env: ToolEnvironment, owner: str | None) -> list[Segment]:
+    def _state_values(self, env: RolloutEnvironment, owner: str | None) -> list[Segment]:
         """The class's linkable state scalars (`state_values`), in segments.
 
         A dict key counts as an id or name (`orders/12446#key` answers `order_id`). A delta class
@@ -259,15 +239,13 @@ class ArgumentProposer:
         """
         if owner is None or owner not in env.involved_classes:
             return []
-        if is_bfcl(owner):
-            return [(None, state_values(walk(public_state(env.instance(owner)))))]
         if not state_view.is_delta(owner):
             return [(None, state_values(snapshot_leaves(env, owner)))]
         key = (owner, json.dumps(self.initial_config.get(owner, {}), sort_keys=True, default=str))
         with _BASE_LOCK:
             base = _BASE_VALUES.get(key)
         if base is None:
-            fresh = ToolEnvironment(self.initial_config, env.involved_classes, long_context=env.long_context)
+            fresh = environment_from(self.initial_config, env.involved_classes, long_context=env.long_context)
             base = state_values(snapshot_leaves(fresh, owner))
             with _BASE_LOCK:
                 _BASE_VALUES[key] = base

@@ -76,11 +76,12 @@ def miss_param(plan: Plan, execution: Execution, rng: random.Random) -> tuple[Pl
     turns = plan.turns()
     choices = []
     index = 0
+    words = plan.remapper.vocabulary
     for k, turn in enumerate(turns):
         for call in turn:
             call_exec = execution.calls[index]
             index += 1
-            if any(key not in call.bindings and is_distinctive(v) and not isinstance(v, (list, dict))
+            if any(key not in call.bindings and is_distinctive(v, words) and not isinstance(v, (list, dict))
                    for key, v in call_exec.arguments.items()) and plan.seed.question[k]:
                 choices.append(k)
                 break

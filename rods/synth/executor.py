@@ -1,16 +1,17 @@
 """Stage 2, Execute: run a plan from its new config to get the ground truth.
 
-Calls run in order on a fresh :class:`~rods.envs.environment.ToolEnvironment`
+Calls run in order on a fresh environment (`rods.envs.contract`)
 built from the plan's initial config; each planned position is resolved in
 the live state (:mod:`rods.synth.resolver`: function, state-aware arguments,
 exactly the planned data flow). When a position cannot be resolved, the run
 stops with a :class:`Failure` at the deepest position reached (the call that
 failed there, or "nothing fits the planned data flow").
 
-On failure, :meth:`Executor.patch` proposes a **Config Patch**: deterministic
-edits for the common preconditions (log in / authenticate, add funds, open the
-market, create the missing file or directory), else the backend's patch
-(purpose ``"config_patch"``), applied only to known classes. When no patch
+On failure, :meth:`Executor.patch` proposes a **Config Patch**: the failing
+class's domain's deterministic edits for common preconditions
+(`Domain.patch_config`: BFCL's log in, add funds, open the market, create the
+missing file ...), else the backend's patch (purpose ``"config_patch"``),
+applied only to known classes. When no patch
 applies, the caller re-plans with the failing function blacklisted
 (:mod:`rods.synth.pipeline` drives the at-most-3 attempts).
 """
@@ -25,7 +26,8 @@ from typing import Any
 from pydantic import BaseModel, Field, create_model
 
 from rods.envs.calls import ToolCall, format_call
-from rods.envs.environment import ToolEnvironment
+from rods.envs.contract import RolloutEnvironment
+from rods.envs.domain import domain_of
 from rods.llm.base import LLMBackend
 from rods.llm.schema import MAX_REASON_CHARS, closed_object, like
 from rods.synth.plan import Plan
@@ -55,7 +57,7 @@ class Execution:
     results: list[str] = field(default_factory=list)
     ground_truth: list[list[str]] = field(default_factory=list)
     failure: Failure | None = None
-    env: ToolEnvironment | None = None
+    env: RolloutEnvironment | None = None
     fallbacks: list[tuple[int, str]] = field(default_factory=list)  # (position, planned function that did not fit)
 
     @property
@@ -144,85 +146,19 @@ class Executor:
         return f"llm patch of {owner}: {sorted(known)}"
 
 
-def _owner(env: ToolEnvironment | None, function: str) -> str | None:
-    owner = None
-    for cls, inst in (env.instances.items() if env is not None else ()):
-        if callable(getattr(inst, function, None)):
-            owner = cls  # the last class wins, as in BFCL
-    return owner
+def _owner(env: RolloutEnvironment | None, function: str) -> str | None:
+    """The class that ran `function` (the last involved class that has it, as in BFCL)."""
+    return None if env is None else env.owners.get(function)
 
 
 def deterministic_patch(plan: Plan, execution: Execution) -> str | None:
-    """Patches for the common preconditions, keyed on the failure's message."""
+    """The failing class's domain's patch for the failure's precondition (`Domain.patch_config`), or None."""
     failure = execution.failure
-    text = failure.result.lower()
+    if failure is None:
+        return None
     owner = _owner(execution.env, failure.function)
     config = plan.initial_config.get(owner) if owner else None
-    if config is None:
+    if owner is None or config is None or not execution.calls:
         return None
-    if "not authenticated" in text or "log in" in text or "logged in" in text:
-        if "authenticated" in config and not config["authenticated"]:
-            config["authenticated"] = True
-            return f"{owner}: authenticated"
-        if "current_user" in config and not config["current_user"]:
-            users = config.get("user_map") or {}
-            config["current_user"] = next(iter(users.values()), None) or plan.remapper.text("Owner")
-            return f"{owner}: logged in as {config['current_user']}"
-    if "market is closed" in text and config.get("market_status") != "Open":
-        config["market_status"] = "Open"
-        return f"{owner}: market opened"
-    if "insufficient funds" in text or "balance" in text:
-        account = config.get("account_info")
-        if isinstance(account, dict) and isinstance(account.get("balance"), (int, float)):
-            account["balance"] = round(account["balance"] * 10 + 10000, 2)
-            return f"{owner}: funds added"
-        cards = config.get("credit_card_list")
-        if isinstance(cards, dict) and cards:
-            for card in cards.values():
-                if isinstance(card, dict) and isinstance(card.get("balance"), (int, float)):
-                    card["balance"] = round(card["balance"] * 10 + 10000, 2)
-            return f"{owner}: card funds added"
-    if "above the tank capacity" in text and isinstance(config.get("fuelLevel"), (int, float)):
-        config["fuelLevel"] = round(min(config["fuelLevel"], 5.0) * 0.5, 1)
-        return f"{owner}: emptied the fuel tank"
-    if "no such file" in text or "no such directory" in text:
-        return _create_missing(plan, execution, owner)
-    return None
-
-
-def _create_missing(plan: Plan, execution: Execution, owner: str) -> str | None:
-    """Create the missing file (or directory) in the directory the failing call ran in."""
-    fs = execution.env.instances.get(owner)
-    call = execution.calls[-1]
-    name = call.arguments.get("file_name") or call.arguments.get("source") or call.arguments.get("folder") \
-        or (call.args[0] if call.args else None)
-    if fs is None or not isinstance(name, str) or "/" in name or name in (".", ".."):
-        return None
-    path = _dir_path(fs.root, fs._current_dir)
-    if path is None or "root" not in plan.initial_config.get(owner, {}):
-        return None
-    node = {"contents": plan.initial_config[owner]["root"]}
-    for part in path:
-        node = node["contents"].get(part)
-        if not isinstance(node, dict) or node.get("type") != "directory":
-            return None
-    if name in node["contents"]:
-        return None
-    if call.name == "cd":
-        node["contents"][name] = {"type": "directory", "contents": {}}
-        return f"{owner}: created directory {name}"
-    node["contents"][name] = {"type": "file", "content": plan.remapper.text("Notes about the quarterly plan.")}
-    return f"{owner}: created file {name}"
-
-
-def _dir_path(root: Any, target: Any) -> list[str] | None:
-    """Names from the config's top directory down to `target` (a live Directory)."""
-    stack = [(root, [root.name] if hasattr(root, "name") else [])]
-    while stack:
-        node, path = stack.pop()
-        if node is target:
-            return path
-        for name, child in getattr(node, "contents", {}).items():
-            if hasattr(child, "contents"):
-                stack.append((child, [*path, name]))
-    return None
+    return domain_of(owner).patch_config(owner, config, failure.result, execution.calls[-1], execution.env,
+                                         plan.remapper.text)

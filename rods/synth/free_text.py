@@ -39,7 +39,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from rods.envs.environment import ToolEnvironment
+from rods.envs.contract import RolloutEnvironment, environment_for
 from rods.synth.values import ValueRemapper, is_distinctive
 from rods.tasks.model import Task
 
@@ -109,7 +109,7 @@ def _key(value: Any) -> Any:
     return value
 
 
-def state_places(env: ToolEnvironment, owner: str) -> dict[str, list[Any]]:
+def state_places(env: RolloutEnvironment, owner: str) -> dict[str, list[Any]]:
     """Place -> the scalar values at it, in one class's state (`rods.synth.arguments.snapshot_leaves`)."""
     from rods.synth.arguments import snapshot_leaves
 
@@ -173,7 +173,7 @@ def examples_of(seed: Task) -> dict[tuple[str, str], list[Example]]:
     out: dict[tuple[str, str], list[Example]] = defaultdict(list)
     if free_text_parameters(seed):
         owners = {name: doc["class"] for name, doc in function_docs(seed.involved_classes).items()}
-        env = ToolEnvironment(seed)
+        env = environment_for(seed)
         known = {owner: words_of(state_places(env, owner)) for owner in env.involved_classes}
         try:
             for call in calls:
@@ -211,7 +211,7 @@ class FreeText:
             self._found[(function, param)] = (own, everyone)
         return self._found[(function, param)]
 
-    def value(self, function: str, param: str, env: ToolEnvironment, owner: str | None) -> str | None:
+    def value(self, function: str, param: str, env: RolloutEnvironment, owner: str | None) -> str | None:
         """A new text for `function(param=...)` in the live state, or None if no seed shows one."""
         own, everyone = self.examples(function, param)
         if not everyone:

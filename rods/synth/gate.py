@@ -16,6 +16,7 @@ import threading
 from typing import Any
 
 from rods.envs.classes import REPLAY_KEY
+from rods.envs.domain import domain_of_task
 from rods.reward import score
 from rods.synth.profile import (
     ComplexityProfile,
@@ -30,7 +31,6 @@ from rods.synth.profile import (
 )
 from rods.synth.values import is_distinctive, leaves, vocabulary_of
 from rods.tasks import Task, content_hash
-from rods.tasks.model import BFCL_ENVIRONMENT
 
 logger = logging.getLogger(__name__)
 
@@ -92,9 +92,9 @@ class Gate:
         if not profile_of(task, trace).matches(seed_profile, same_counts=self.same_counts):
             raise Rejected("gate:profile_mismatch")
         own = returned_values(trace)
-        if task.long_context or task.environment != BFCL_ENVIRONMENT:
-            # what the environment makes itself (BFCL's long-context filler, ids a Python class assigns on
-            # loading) is not the seed's content
+        if domain_of_task(task).makes_own_values(task):
+            # what the environment makes itself (long-context filler, ids a class assigns on loading)
+            # is not the seed's content
             own |= {json.dumps(v) for v in environment_made(task)}
         copied = copied_values(seed, task, own)
         if copied:

@@ -36,7 +36,7 @@ from rods.llm.schema import MAX_REASON_CHARS, closed_object
 from rods.synth.executor import Execution
 from rods.synth.leak import leaks
 from rods.synth.profile import result_value, trace_task, value_paths
-from rods.synth.values import is_distinctive, leaves
+from rods.synth.values import is_distinctive, leaves, vocabulary_of
 from rods.tasks.model import Task
 
 QUERY_CRITERIA = ("intent", "values", "natural")
@@ -122,7 +122,7 @@ class Judge:
     def judge(self, task: Task, execution: Execution, turns: list[dict[str, Any]]) -> Judgement:
         queries = [" ".join(m.content for m in q) for q in task.question]
         out = Judgement()
-        out.verdicts["intent"] = self._intent(queries, turns)
+        out.verdicts["intent"] = self._intent(queries, turns, vocabulary_of(task.environment))
         out.verdicts["values"] = self._values(task, execution, queries, turns)
         out.verdicts["progress"] = self._progress(task, execution)
         out.verdicts["structure"] = structure_verdict(task)
@@ -149,14 +149,15 @@ class Judge:
         return {k: Verdict(v.passed, v.reason) for k, v in reply.parsed.verdicts.items() if k in ("natural", "intent")}
 
     @staticmethod
-    def _intent(queries: list[str], turns: list[dict[str, Any]]) -> Verdict:
+    def _intent(queries: list[str], turns: list[dict[str, Any]], words: frozenset[str]) -> Verdict:
         for turn in turns:
             text = queries[turn["turn"]]
             missing = turn.get("missing", {}) if turn["kind"] == "ask_missing" else {}
             for call in turn["calls"]:
                 given = [v for k, v in call["arguments"].items()
-                         if k not in call["bound"] and k != missing.get("param") and is_distinctive(v)]
-                given += [v for i, v in enumerate(call["args"]) if f"#{i}" not in call["bound"] and is_distinctive(v)]
+                         if k not in call["bound"] and k != missing.get("param") and is_distinctive(v, words)]
+                given += [v for i, v in enumerate(call["args"])
+                          if f"#{i}" not in call["bound"] and is_distinctive(v, words)]
                 if given:
                     if not any(_mentions(text, v) for v in given):
                         return Verdict(False, f"turn {turn['turn']}: nothing in the query asks for {call['function']}")
@@ -167,6 +168,7 @@ class Judge:
     @staticmethod
     def _values(task: Task, execution: Execution, queries: list[str], turns: list[dict[str, Any]]) -> Verdict:
         config_values = {json.dumps(v) for v in leaves(task.initial_config)}
+        words = vocabulary_of(task.environment)
         produced: set[str] = set()
         described = {c["index"]: t["turn"] for t in turns for c in t["calls"]}
         said_until: list[str] = []
@@ -180,7 +182,7 @@ class Judge:
             said = said_until[min(turn + 1, task.num_turns - 1)]
             scalars = [x for v in [*call.args, *call.arguments.values()] for x in (v if isinstance(v, list) else [v])]
             for value in scalars:
-                if not is_distinctive(value) or _mentions(said, value):
+                if not is_distinctive(value, words) or _mentions(said, value):
                     continue
                 if json.dumps(value) in config_values or json.dumps(value) in produced:
                     continue

@@ -45,8 +45,8 @@ def _label(param: str) -> str:
 
 
 @cache
-def _doc(function: str, classes: tuple[str, ...] | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(description phrases that count as recited, parameter names) of one function of `classes` (default BFCL's)."""
+def _doc(function: str, classes: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(description phrases that count as recited, parameter names) of one function of `classes`."""
     doc = function_docs(classes).get(function)
     if doc is None:
         return (), ()
@@ -70,10 +70,10 @@ def _recited(query: str, param: str) -> bool:
     return False
 
 
-def leaks(query: str, functions: Iterable[str], classes: Iterable[str] | None = None) -> str | None:
-    """Why `query` leaks for one of `functions` (of `classes`, default BFCL's; see the module docstring), or None."""
+def leaks(query: str, functions: Iterable[str], classes: Iterable[str]) -> str | None:
+    """Why `query` leaks for one of `functions` (tools of `classes`; see the module docstring), or None."""
     text = " " + " ".join(_words(query)) + " "
-    where = None if classes is None else tuple(classes)
+    where = tuple(classes)
     for function in functions:
         phrases, params = _doc(function, where)
         for phrase in phrases:

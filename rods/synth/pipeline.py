@@ -27,10 +27,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from rods.envs.schemas import function_names
 from rods.envs.slices import slice_source, turn_slice
 from rods.llm.base import LLMBackend, LLMError
 from rods.llm.stats import merge_snapshots, per_accepted
-from rods.synth.api_graph import APIGraph, default_graph, graph_for
+from rods.synth.api_graph import APIGraph, graph_for
 from rods.synth.augmenter import KINDS as AUGMENT_KINDS, augment, expected_profile
 from rods.synth.ensemble import Router, backbone_names
 from rods.synth.executor import Execution, Executor
@@ -42,7 +43,7 @@ from rods.synth.profile import ComplexityProfile, profile_of
 from rods.synth.rewriter import Rewriter, turn_contexts, with_queries
 from rods.synth.settings import SynthConfig
 from rods.synth.stats import SynthStats
-from rods.tasks.model import BFCL_ENVIRONMENT, Provenance, Task
+from rods.tasks.model import Provenance, Task
 
 logger = logging.getLogger(__name__)
 
@@ -80,26 +81,19 @@ class Pipeline:
         return self.synthesize(seeds)
 
     @property
-    def graph(self) -> APIGraph:
-        """BFCL's API graph (the one given, else the train split's)."""
-        if self._graph is None:
-            self._graph = default_graph()
-        return self._graph
-
-    @property
     def planner(self) -> Planner:
-        """The planner of BFCL tasks."""
-        return self.planner_for(BFCL_ENVIRONMENT)
-
-    @planner.setter
-    def planner(self, planner: Planner) -> None:
-        self._planners[BFCL_ENVIRONMENT] = planner
+        """The planner of the one environment planned for so far (most runs have one)."""
+        with self._lock:
+            if len(self._planners) != 1:
+                raise ValueError(f"this pipeline plans for {len(self._planners)} environments; use planner_for(name)")
+            return next(iter(self._planners.values()))
 
     def planner_for(self, environment: str, seeds: Sequence[Task] = ()) -> Planner:
-        """The planner of an environment, over its API graph (`rods.synth.api_graph.graph_for`)."""
+        """The planner of an environment, over its API graph: the graph given to the pipeline if it covers the
+        environment's classes, else `rods.synth.api_graph.graph_for`."""
         with self._lock:
             planner = self._planners.get(environment)
-            graph = self.graph if environment == BFCL_ENVIRONMENT else graph_for(environment, seeds)
+            graph = self._graph if self._covers(environment, seeds) else graph_for(environment, seeds)
             if planner is None or planner.graph is not graph:
                 planner = self._planners[environment] = Planner(
                     self.backend, graph, PlannerConfig(candidates=self.config.candidates,
@@ -108,12 +102,22 @@ class Pipeline:
                                                        seed_function_weight=self.config.seed_function_weight))
             return planner
 
+    def _covers(self, environment: str, seeds: Sequence[Task]) -> bool:
+        """Whether the graph given to the pipeline (if any) has a node for every function of the environment."""
+        if self._graph is None:
+            return False
+        classes = {c for s in seeds if s.environment == environment for c in s.involved_classes}
+        if not classes:
+            known = self._planners.get(environment)
+            return known is not None and known.graph is self._graph
+        return all(f in self._graph.nodes for f in function_names(sorted(classes)))
+
     def synthesize(self, seeds: list[Task], progress: Callable[[int], None] | None = None) -> list[Task]:
         """Variants of every seed that pass the gate, in seed order."""
         start = time.perf_counter()
         with self._lock:
             self._calls += 1  # each batch draws new random streams
-        for environment in sorted({s.environment for s in seeds} - {BFCL_ENVIRONMENT}):
+        for environment in sorted({s.environment for s in seeds}):
             for member in self.members:  # learn (or grow) each environment's graph from these seeds
                 member.planner_for(environment, [s for s in seeds if s.environment == environment])
         with ThreadPoolExecutor(max_workers=max(1, self.config.workers)) as pool:

@@ -47,10 +47,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
+from rods.envs.domain import domain_of, domain_of_task
 from rods.llm.base import LLMBackend
 from rods.llm.schema import MAX_REASON_CHARS, SCALAR, closed_object
 from rods.synth.api_graph import APIGraph
-from rods.synth.initial_config import materialize_config, rename_unchanged_root
+from rods.synth.initial_config import materialize_config
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import (
     ComplexityProfile,
@@ -60,7 +61,7 @@ from rods.synth.profile import (
     trace_task,
 )
 from rods.synth.values import ValueRemapper, is_distinctive, leaves, vocabulary_of
-from rods.tasks.model import BFCL_ENVIRONMENT, Task, content_hash
+from rods.tasks.model import Task, content_hash
 
 logger = logging.getLogger(__name__)
 
@@ -126,11 +127,12 @@ def seed_slots(seed: Task, trace: Trace, profile: ComplexityProfile, graph: APIG
             if at is not None:
                 slots[at].held_out = True
     if seed.category == "miss_param":
+        words = vocabulary_of(seed.environment)
         for t in range(seed.num_turns - 1):
             if seed.ground_truth[t] or not seed.question[t]:
                 continue
             positions = [j for j, turn in enumerate(trace.turn_of) if turn == t + 1]
-            said = [j for j in positions if any(is_distinctive(v) and not isinstance(v, (list, dict))
+            said = [j for j in positions if any(is_distinctive(v, words) and not isinstance(v, (list, dict))
                                                 for v in [*trace.calls[j].args, *trace.calls[j].arguments.values()])]
             if said or positions:
                 slots[(said or positions)[0]].user_value = True
@@ -203,7 +205,7 @@ class Planner:
             profile = profile_of(seed, trace)
             base = materialize_config(seed)
             avoid = leaves(base) + [v for c in trace.calls for v in leaves(list(c.args) + list(c.arguments.values()))]
-            keep = environment_made(seed) if seed.long_context or seed.environment != BFCL_ENVIRONMENT else frozenset()
+            keep = environment_made(seed) if domain_of_task(seed).makes_own_values(seed) else frozenset()
             cached = SeedAnalysis(profile, trace, base, seed_slots(seed, trace, profile, self.graph), avoid, keep)
             with self._lock:
                 self._analyses[key] = cached
@@ -222,10 +224,10 @@ class Planner:
         info = self.analyze(seed)
         rng_seed = rng.randrange(2**31)
         local = random.Random(rng_seed)
-        remapper = ValueRemapper(local, info.avoid, jitter=self.config.jitter, keep=info.keep,
-                                 vocabulary=vocabulary_of(seed.environment))
+        remapper = ValueRemapper(local, vocabulary_of(seed.environment), info.avoid, jitter=self.config.jitter,
+                                 keep=info.keep)
         config = {cls: remapper.remap(value) for cls, value in info.base_config.items()}
-        rename_unchanged_root(config, seed, local)
+        domain_of_task(seed).adjust_config(config, seed, local)
         slots = list(info.slots)
         if not self.config.same_counts and local.random() < 0.5:
             slots = _drop_isolated_read(slots, info.profile, local)
@@ -361,7 +363,9 @@ class Planner:
         """One goal for the whole task, before the sequence is fixed (purpose "plan.narrative")."""
         classes = list(seed.involved_classes)
         functions = sorted({n for c in classes for n in self._by_class.get(c, [])})
-        context = {"classes": classes, "category": seed.category, "num_turns": seed.num_turns, "seed": rng_seed}
+        subjects = [about for c in classes if (about := domain_of(c).subject(c))]
+        context = {"classes": classes, "category": seed.category, "num_turns": seed.num_turns, "seed": rng_seed,
+                   **({"subjects": subjects} if len(subjects) == len(classes) else {})}
         reply = self.backend.chat(
             [{"role": "system", "content": "You write short, concrete goals for users of software tools."},
              {"role": "user", "content": "Write one narrative (2-3 sentences) explaining who the user is and "

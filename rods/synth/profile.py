@@ -21,10 +21,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rods.envs.calls import ToolCall, parse_calls
-from rods.envs.environment import ERROR_PREFIX, ToolEnvironment
+from rods.envs.contract import RolloutEnvironment, environment_for
+from rods.envs.domain import domain_of, standard_error
+from rods.envs.state import walk
 from rods.synth import state
 from rods.synth.values import SMALL_INT
-from rods.tasks.model import BFCL_ENVIRONMENT, Task
+from rods.tasks.model import Task
 
 
 def parse_ground_truth(task: Task) -> list[list[ToolCall]]:
@@ -75,35 +77,6 @@ def value_paths(value: Any, prefix: tuple = ()) -> list[tuple[tuple, Any]]:
     return [(prefix, value)]
 
 
-def walk(value: Any) -> list[tuple[str, Any]]:
-    """(path, scalar) leaves of a live state, walking objects' public attributes once each.
-
-    Dict keys appear as leaves too (path ending in "#key"), so created names count.
-    """
-    out: list[tuple[str, Any]] = []
-    stack: list[tuple[str, Any]] = [("", value)]
-    seen: set[int] = set()
-    while stack:
-        path, node = stack.pop()
-        if isinstance(node, (str, int, float, bool)) or node is None:
-            out.append((path, node))
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, dict):
-            for k, v in node.items():
-                out.append((f"{path}/{k}#key", k))
-                stack.append((f"{path}/{k}", v))
-        elif isinstance(node, (list, tuple)):
-            stack.extend((f"{path}/{i}", v) for i, v in enumerate(node))
-        elif isinstance(node, set):
-            stack.extend((f"{path}/{v!r}", v) for v in node)
-        elif hasattr(node, "__dict__") and not isinstance(node, type):
-            stack.extend((f"{path}.{k}", v) for k, v in vars(node).items() if k != "parent" and not k.startswith("_"))
-    return out
-
-
 def scalars(leaves: list[tuple[str, Any]]) -> set:
     return {v for _, v in leaves if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
 
@@ -117,31 +90,38 @@ class Trace:
     results: list[str]
     created: list[set] = field(default_factory=list)
     changed: list[bool] = field(default_factory=list)
+    #: Per call: why it failed by its domain's error convention (`Domain.error_of`), or None.
+    failures: list[str | None] = field(default_factory=list)
 
     @property
     def errors(self) -> list[tuple[int, str]]:
-        """(call index, result) of every call that failed or returned an error dict."""
-        return [(i, r) for i, r in enumerate(self.results) if is_error(r)]
+        """(call index, result) of every call that failed (an exception or an error result)."""
+        failures = self.failures or [standard_error(r) for r in self.results]
+        return [(i, r) for i, (r, why) in enumerate(zip(self.results, failures)) if why is not None]
+
+
+def call_failure(env: RolloutEnvironment, call: ToolCall, result: str) -> str | None:
+    """Why a call's result is a failure, by the error convention of the domain of the class that ran it."""
+    owner = env.owners.get(call.name)
+    return standard_error(result) if owner is None else domain_of(owner).error_of(owner, result)
 
 
 def is_error(result: str) -> bool:
-    """An exception or a result dict carrying an "error" key (both count as failures)."""
-    if result.startswith(ERROR_PREFIX):
-        return True
-    value = result_value(result)
-    return isinstance(value, dict) and "error" in value
+    """An exception or a result object carrying an "error" key (every domain's convention, `standard_error`)."""
+    return standard_error(result) is not None
 
 
 def environment_made(task: Task) -> frozenset:
     """String values in the task's loaded state that its config does not hold.
 
-    BFCL's long-context loading adds filler files and records; those names come
-    from the simulator, so a variant keeps them as they are.
+    A domain's loading may add records of its own (long-context filler files,
+    ids a class assigns on loading); those names come from the simulator, so a
+    variant keeps them as they are (`Domain.makes_own_values`).
     """
     from rods.synth.values import leaves
 
-    env = ToolEnvironment(task)
-    if task.environment != BFCL_ENVIRONMENT and all(state.is_delta(c) for c in env.involved_classes):
+    env = environment_for(task)
+    if all(state.is_delta(c) for c in env.involved_classes):
         loaded = set().union(*(state.initial_values(env, c, task.initial_config.get(c, {}))[1]
                                for c in env.involved_classes))
     else:
@@ -153,23 +133,26 @@ def environment_made(task: Task) -> frozenset:
 def trace_task(task: Task, calls: list[list[ToolCall]] | None = None) -> Trace:
     """Execute the ground truth (or `calls`) on a fresh environment of the task."""
     turns = parse_ground_truth(task) if calls is None else calls
-    env = ToolEnvironment(task)
+    env = environment_for(task)
     flat = [c for turn in turns for c in turn]
     turn_of = [t for t, turn in enumerate(turns) for _ in turn]
     results, created, changed = [], [], []
-    if task.environment != BFCL_ENVIRONMENT and all(state.is_delta(c) for c in env.involved_classes):
-        return _trace_delta(task, env, flat, turn_of)
-    before = walk(env.state())
-    for call in flat:
-        results.append(env.execute(call))
-        after = walk(env.state())
-        created.append(scalars(after) - scalars(before))
-        changed.append(sorted(map(repr, after)) != sorted(map(repr, before)))
-        before = after
-    return Trace(flat, turn_of, results, created, changed)
+    if all(state.is_delta(c) for c in env.involved_classes):
+        trace = _trace_delta(task, env, flat, turn_of)
+    else:
+        before = walk(env.state())
+        for call in flat:
+            results.append(env.execute(call))
+            after = walk(env.state())
+            created.append(scalars(after) - scalars(before))
+            changed.append(sorted(map(repr, after)) != sorted(map(repr, before)))
+            before = after
+        trace = Trace(flat, turn_of, results, created, changed)
+    trace.failures = [call_failure(env, c, r) for c, r in zip(trace.calls, trace.results)]
+    return trace
 
 
-def _trace_delta(task: Task, env: ToolEnvironment, flat: list[ToolCall], turn_of: list[int]) -> Trace:
+def _trace_delta(task: Task, env: RolloutEnvironment, flat: list[ToolCall], turn_of: list[int]) -> Trace:
     """`trace_task` for delta classes (`rods.synth.state`): the loaded state walked once, then each call's delta."""
     classes = env.involved_classes
     seen = set().union(*(state.initial_values(env, c, task.initial_config.get(c, {}))[0] for c in classes))

@@ -27,7 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rods.envs.calls import ToolCall
-from rods.envs.environment import ToolEnvironment, public_state
+from rods.envs.contract import RolloutEnvironment, environment_from
+from rods.envs.domain import domain_of_task
+from rods.envs.environment import public_state
 from rods.synth import state as state_view
 from rods.synth.api_graph import function_docs, seeds_of
 from rods.synth.arguments import ArgumentProposer
@@ -43,7 +45,6 @@ from rods.synth.profile import (
     walk,
 )
 from rods.synth.values import is_distinctive
-from rods.tasks.model import BFCL_ENVIRONMENT
 
 #: Argument draws per function; candidates of one function kept for backtracking; trial calls per run.
 TRIALS_PER_FUNCTION = 8
@@ -62,7 +63,7 @@ class Step:
 
     call: ToolCall
     result: str
-    env: ToolEnvironment
+    env: RolloutEnvironment
     state: dict[str, list]
     seen: dict[str, set]
     produced: set = field(default_factory=set)
@@ -71,7 +72,7 @@ class Step:
     bindings: dict[str, tuple[int, tuple]] = field(default_factory=dict)
 
 
-def class_state(env: ToolEnvironment, cls: str) -> list:
+def class_state(env: RolloutEnvironment, cls: str) -> list:
     """The walk of one class's public state (paths and scalars); of its delta for a delta class (`rods.synth.state`)."""
     if state_view.is_delta(cls):
         return walk({cls: state_view.view(env, cls)})
@@ -87,7 +88,7 @@ class DeadEnd:
     result: str
     kind: str  # execution | binding | plan
     call: ToolCall | None = None
-    env: ToolEnvironment | None = None
+    env: RolloutEnvironment | None = None
     steps: list[Step] = field(default_factory=list)  # the positions before it, as they ran
 
 
@@ -121,14 +122,14 @@ def offers_of(result: str, created: set, produced: set) -> list[list]:
 
 def resolve(plan: Plan, budget: int = TRIAL_BUDGET) -> Resolution:
     """Run the plan position by position, stepping back from dead ends (see the module docstring)."""
-    env = ToolEnvironment(plan.initial_config, plan.seed.involved_classes, long_context=plan.seed.long_context)
+    env = environment_from(plan.initial_config, plan.seed.involved_classes, long_context=plan.seed.long_context)
     state = {cls: class_state(env, cls) for cls in env.involved_classes}
     seen = {cls: state_view.initial_values(env, cls, plan.initial_config.get(cls, {}))[0]
             if state_view.is_delta(cls) else scalars(walked) for cls, walked in state.items()}
     origin = Step(ToolCall("start", {}), "", env, state, seen)
     rng = random.Random(plan.rng_seed)
     free_text = None
-    if plan.seed.environment != BFCL_ENVIRONMENT:  # BFCL's free text stays the proposer's fresh words
+    if domain_of_task(plan.seed).free_text_from_seeds:  # else free text stays the proposer's fresh words
         free_text = FreeText([plan.seed, *seeds_of(plan.seed.environment)], plan.remapper,
                              random.Random(f"{plan.rng_seed}:free_text"))
     proposer = ArgumentProposer(plan.remapper, rng, plan.seed.involved_classes, plan.initial_config, free_text)
@@ -168,12 +169,12 @@ class _Search:
         self.dead_end: DeadEnd | None = None
         self.names = [c.name for c in plan.calls]  # as planned, before any write-back
         self.owners = {name: doc["class"] for name, doc in function_docs(plan.seed.involved_classes).items()}
-        self.generic = plan.seed.environment != BFCL_ENVIRONMENT
+        self.words = plan.remapper.vocabulary
 
     def fallbacks(self, steps: list[Step]) -> list[tuple[int, str]]:
         return [(j, self.names[j]) for j, step in enumerate(steps) if step.call.name != self.names[j]]
 
-    def _fail(self, j: int, function: str, result: str, kind: str, call: ToolCall | None, env: ToolEnvironment,
+    def _fail(self, j: int, function: str, result: str, kind: str, call: ToolCall | None, env: RolloutEnvironment,
               steps: list[Step]):
         """Keep the deepest dead end; at one position an error (a Config Patch may fix it) beats "nothing fits"."""
         if self.dead_end is None or j > self.dead_end.index or (
@@ -227,8 +228,8 @@ class _Search:
                 call = ToolCall(name, arguments)
                 if incoming_edges(call, produced) != wanted:
                     continue
-                if planned.user_value and not any(k not in fed and is_distinctive(v) and not isinstance(v, (list, dict))
-                                                  for k, v in arguments.items()):
+                if planned.user_value and not any(k not in fed and is_distinctive(v, self.words)
+                                                  and not isinstance(v, (list, dict)) for k, v in arguments.items()):
                     continue
                 step = self._run(call, before)
                 if is_failed(step.result):
@@ -236,7 +237,7 @@ class _Search:
                     continue
                 if planned.changed is not None and step.changed != planned.changed:
                     continue
-                if self.generic and not step.changed and is_empty(step.result):
+                if not step.changed and is_empty(step.result):
                     continue  # a read that finds nothing asks for nothing (the judge's progress check)
                 step.bindings = _bindings(arguments, fed, [s.result for s in steps])
                 kept += 1

@@ -34,12 +34,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints, conlist, create_model
 
+from rods.envs.domain import domain_of
 from rods.llm.base import LLMBackend
 from rods.synth.api_graph import describe, function_docs
 from rods.synth.executor import Execution
 from rods.synth.leak import leaks
 from rods.synth.plan import Plan
-from rods.tasks.model import BFCL_ENVIRONMENT, Task
+from rods.tasks.model import Task
 
 #: Longest query a reply may hold (characters): the template backend's longest turns
 #: (long lists of values) need room; BFCL's train queries: 99% within 490, the longest 932.
@@ -87,7 +88,7 @@ class TurnQuery(BaseModel):
     query: Query
 
 
-def narrative_opening(narrative: str | None, functions: list[str], classes: list[str] | None = None) -> str:
+def narrative_opening(narrative: str | None, functions: list[str], classes: list[str]) -> str:
     """The narrative's sentences that recite none of `functions` (what a first query may open with)."""
     if not narrative:
         return ""
@@ -95,12 +96,31 @@ def narrative_opening(narrative: str | None, functions: list[str], classes: list
     return " ".join(s for s in sentences if s and leaks(s, functions, classes) is None)
 
 
+def phrasing(cls: str | None, function: str, doc: dict[str, Any]) -> dict[str, Any]:
+    """The domain's phrase hints for one call (`Domain.outcome_phrases`, `nouns`, `forms`), for the template
+    backend: its outcome phrase if the domain has one, and the nouns and forms of its parameters."""
+    if cls is None:
+        return {}
+    domain = domain_of(cls)
+    params = set(doc.get("parameters", {}).get("properties", {}))
+    out: dict[str, Any] = {}
+    phrase = domain.outcome_phrases().get(function)
+    if phrase is not None:
+        out["phrase"] = phrase
+    nouns = {p: n for p, n in domain.nouns().items() if p in params}
+    forms = {p: f for p, f in domain.forms().items() if p in params}
+    if nouns:
+        out["nouns"] = nouns
+    if forms:
+        out["forms"] = forms
+    return out
+
+
 def _call_info(plan: Plan, execution: Execution, index: int) -> dict[str, Any]:
     call = execution.calls[index]
     doc = function_docs(plan.seed.involved_classes).get(call.name, {})
-    generic = {"generic": True} if plan.seed.environment != BFCL_ENVIRONMENT else {}  # a tool of any environment
     return {
-        **generic,
+        **phrasing(doc.get("class"), call.name, doc),
         "index": index,
         "function": call.name,
         "description": describe(doc) if doc else "",
@@ -124,8 +144,9 @@ def turn_contexts(plan: Plan, execution: Execution) -> list[dict[str, Any]]:
             continue
         if per_turn[t] or t + 1 >= seed.num_turns:
             if out and out[-1]["kind"] == "ask_missing":
-                generic = {"generic": True} if seed.environment != BFCL_ENVIRONMENT else {}
-                out.append({"turn": t, "kind": "supply_missing", "calls": [], "missing": out[-1]["missing"], **generic})
+                asked = out[-1]["missing"]
+                nouns = next((c.get("nouns", {}) for c in out[-1]["calls"] if c.get("index") == asked.get("index")), {})
+                out.append({"turn": t, "kind": "supply_missing", "calls": [], "missing": asked, "nouns": nouns})
             else:
                 out.append({"turn": t, "kind": "calls", "calls": [_call_info(plan, execution, j) for j in per_turn[t]]})
             continue

@@ -24,8 +24,9 @@ import json
 import threading
 from typing import Any
 
-from rods.envs.classes import api_class, is_bfcl
-from rods.envs.environment import ToolEnvironment, public_state
+from rods.envs.classes import api_class
+from rods.envs.contract import RolloutEnvironment
+from rods.envs.environment import public_state
 
 _INITIAL: dict[tuple[str, str], tuple[frozenset, frozenset]] = {}
 _LOCK = threading.Lock()
@@ -33,20 +34,19 @@ _LOCK = threading.Lock()
 
 def is_delta(cls: str) -> bool:
     """Whether a class pickles as a delta from a shared base (it defines its own `__getstate__`)."""
-    if is_bfcl(cls):
-        return False
     klass = api_class(cls)
     return any("__getstate__" in vars(k) for k in klass.__mro__[:-1])
 
 
-def view(env: ToolEnvironment, cls: str) -> Any:
+def view(env: RolloutEnvironment, cls: str) -> Any:
     """What a delta class's instance holds beyond its base (its `__getstate__()`)."""
     return env.instance(cls).__getstate__()
 
 
-def initial_values(env: ToolEnvironment, cls: str, config: Any) -> tuple[frozenset, frozenset]:
+def initial_values(env: RolloutEnvironment, cls: str, config: Any) -> tuple[frozenset, frozenset]:
     """(scalars, string values) of a delta class's loaded state, walked once per initial config."""
-    from rods.synth.profile import scalars, walk
+    from rods.envs.state import walk
+    from rods.synth.profile import scalars
 
     key = (cls, json.dumps(config, sort_keys=True, default=str))
     with _LOCK:
@@ -59,6 +59,6 @@ def initial_values(env: ToolEnvironment, cls: str, config: Any) -> tuple[frozens
     return cached
 
 
-def same_state(before: ToolEnvironment, after: ToolEnvironment, cls: str) -> bool:
+def same_state(before: RolloutEnvironment, after: RolloutEnvironment, cls: str) -> bool:
     """Whether a class's public state is unchanged between two environments."""
     return bool(public_state(before.instance(cls)) == public_state(after.instance(cls)))

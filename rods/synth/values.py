@@ -10,14 +10,11 @@ stay different.
 
 What is kept (and therefore not "distinctive"), precisely:
 
-* the environment's vocabulary: words and digit runs of short string constants
-  (at most 3 words, not f-string parts) in the BFCL API class sources (city
-  names, zip codes, airport codes, order types, statuses, door names, default
-  stock symbols ...) and enum values of the function docs: the simulator only
-  knows those. A Python environment's vocabulary (`python_vocabulary`) is the
-  identifiers of its class's module (attribute and field names, which a config
-  must keep), the short string constants of the class itself, and its tools'
-  enum values and parameter names;
+* the environment's vocabulary (`Domain.vocabulary`): the words its code knows
+  by name, which the simulator compares against (BFCL's: the short string
+  constants of its class sources and its docs' enum values; a Python class's:
+  the identifiers of its module, its short string constants, its tools' names,
+  parameter names and enum values);
 * English function words (``STOPWORDS``), file extensions, words of < 3 letters;
 * booleans, None, integers in ``[-10, 10]`` and integral floats in that range.
 
@@ -27,18 +24,11 @@ distinctive and gets a new value never present in the seed.
 
 from __future__ import annotations
 
-import ast
-import json
 import random
-import re
-import textwrap
-from functools import lru_cache
-from importlib.util import find_spec
-from pathlib import Path
 from typing import Any
 
-from rods.envs.calls import ast_parse
-from rods.tasks.model import BFCL_ENVIRONMENT
+from rods.envs.domain import domain_of
+from rods.envs.vocabulary import NAMES, NOUNS, WORD as _WORD
 
 SMALL_INT = 10
 
@@ -55,128 +45,24 @@ EXTENSIONS = frozenset(
     "xlsx ppt pptx mp3 mp4 wav sh cfg ini bak tmp dat sql".split()
 )
 
-NOUNS = """anchor apricot arbor atlas aurora badge bamboo banner basil beacon birch blossom
-bramble breeze bridge brook bucket cabin cactus canyon canvas cargo cedar chalk cherry cider
-citadel clover cobalt comet compass copper coral cotton crater crystal cypress dahlia delta
-denim dune ember falcon fern fiddle fjord flint forge fossil galaxy garnet geyser ginger glacier
-granite grove harbor hazel heron hollow horizon indigo iris ivory jasmine juniper kayak kernel
-lagoon lantern larch lattice lemon lilac linen lotus lumen magnet mango maple marble meadow
-mesa meteor mint mosaic nectar nimbus nutmeg oasis olive onyx orbit orchid otter paddle papaya
-pebble pepper pilot pine plume polar poplar prairie prism quartz quill raven reef ridge river
-robin saffron sage sapphire satin sequoia shadow shore sierra silver slate sparrow spruce
-summit sunset thistle thunder timber topaz torch tulip tundra valley velvet violet walnut
-willow winter yarrow zephyr acorn almond amber basin beetle blaze bolt cameo candle carbon
-cascade cinder coast cocoa crest dove echo elm fable feather fig flare flora frost gale gem
-glade glow hatch hive husk jade jewel kelp kite lark leaf ledge lime lynx marsh mist moss
-nova oak opal path peak pearl petal pixel plaza pond quest rain reed rose ruby rust sand seed
-shell silk snow spark spice star stone storm swift tide trail vale vine wave wheat wind wren""".split()
-
-NAMES = """Amara Bruno Celia Dante Elio Farah Gideon Hana Ivo Jonas Kira Lorenzo Mira Nico Orla
-Priya Quentin Rosa Silas Tamsin Ugo Vera Wendell Xenia Yusuf Zara Anouk Bastian Cosima Dorian
-Esme Felix Greta Hugo Ines Jasper Leona Matteo Noor Otto Paloma Rafael Saskia Tobias Una Viggo
-Wilma Yara Zoltan Aurelio Beatrix Cyrus Delphine Emeric Fiora Gustav Helka Ilario Juno Kasimir
-Lavinia Marek Nadia Oskar Perpetua Ronan Sabine Thaddeus Ulla Valter Wren Yannick Zelda""".split()
-
-_WORD = re.compile(r"[A-Za-z]+|\d+")
 
 
-@lru_cache(maxsize=1)
-def environment_vocabulary() -> frozenset[str]:
-    """Words the BFCL simulators know by name: short string constants of their sources."""
-    spec = find_spec("bfcl_eval")
-    words: set[str] = set()
-    if spec and spec.submodule_search_locations:
-        root = Path(next(iter(spec.submodule_search_locations)))
-        src = root / "eval_checker" / "multi_turn_eval" / "func_source_code"
-        for path in src.glob("*.py"):
-            if path.name == "long_context.py":  # filler data, not vocabulary the code compares against
-                continue
-            tree = ast_parse(path.read_text(encoding="utf-8"))  # thread-safe: synthesis runs in threads
-            in_fstrings = {id(c) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for c in node.values}
-            for node in ast.walk(tree):
-                if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in in_fstrings
-                        and len(node.value) <= 30 and len(node.value.split()) <= 3):
-                    words.update(w.lower() for w in _WORD.findall(node.value))
-        for path in (root / "data" / "multi_turn_func_doc").glob("*.json"):
-            for line in path.read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    _collect_enums(json.loads(line), words)
-    return frozenset(words)
-
-
-def _collect_enums(node: Any, out: set[str]) -> None:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "enum" and isinstance(value, list):
-                out.update(w.lower() for v in value if isinstance(v, str) for w in _WORD.findall(v))
-            else:
-                _collect_enums(value, out)
-    elif isinstance(node, list):
-        for value in node:
-            _collect_enums(value, out)
-
-
-@lru_cache(maxsize=32)
-def python_vocabulary(path: str) -> frozenset[str]:
-    """The vocabulary of a Python environment class (`module:Class`; see the module docstring)."""
-    import inspect
-
-    from rods.envs.classes import api_class
-    from rods.envs.schemas import function_docs
-
-    klass = api_class(path)
-    words: set[str] = set()
-
-    def add(text: str) -> None:
-        words.update(w.lower() for w in _WORD.findall(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)))
-
-    module = inspect.getmodule(klass)
-    try:
-        source = inspect.getsource(module) if module else ""
-    except (OSError, TypeError):
-        source = ""
-    tree = ast_parse(source)
-    for node in ast.walk(tree):  # identifiers of the module: attribute, field, parameter and class names
-        for name in (getattr(node, "id", None), getattr(node, "attr", None), getattr(node, "arg", None),
-                     getattr(node, "name", None)):
-            if isinstance(name, str):
-                add(name)
-    for owner in klass.__mro__[:-1]:  # short string constants of the class itself (statuses, kinds, keys)
-        try:
-            body = ast_parse(textwrap.dedent(inspect.getsource(owner)))
-        except (OSError, TypeError, SyntaxError):
-            continue
-        for node in ast.walk(body):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value.split()) <= 3 \
-                    and len(node.value) <= 30:
-                add(node.value)
-    for docs in function_docs([path]).values():
-        for doc in docs:
-            add(doc["name"])
-            _collect_enums(doc.get("parameters", {}), words)
-            for prop in doc.get("parameters", {}).get("properties", {}):
-                add(prop)
-    return frozenset(words)
-
-
-def is_kept_word(word: str, vocabulary: frozenset[str] | None = None) -> bool:
-    """True for a word the remapping keeps (see the module docstring); `vocabulary` defaults to BFCL's."""
-    known = environment_vocabulary() if vocabulary is None else vocabulary
+def is_kept_word(word: str, vocabulary: frozenset[str]) -> bool:
+    """True for a word the remapping keeps (see the module docstring)."""
     if word.isdigit():
-        return len(word) < 3 or word in known
+        return len(word) < 3 or word in vocabulary
     low = word.lower()
-    return len(word) < 3 or low in STOPWORDS or low in EXTENSIONS or low in known
+    return len(word) < 3 or low in STOPWORDS or low in EXTENSIONS or low in vocabulary
 
 
-def vocabulary_of(environment: str) -> frozenset[str] | None:
-    """The words an environment's remapping keeps: None for BFCL's (the default), else its Python class's."""
-    if environment == BFCL_ENVIRONMENT:
-        return None
-    return python_vocabulary(environment)
+def vocabulary_of(environment: str) -> frozenset[str]:
+    """The words an environment's remapping keeps (`Domain.vocabulary`)."""
+    return domain_of(environment).vocabulary(environment)
 
 
-def is_distinctive(value: Any, vocabulary: frozenset[str] | None = None) -> bool:
-    """True for a value a variant must not copy from its seed (module docstring); `vocabulary` defaults to BFCL's."""
+def is_distinctive(value: Any, vocabulary: frozenset[str]) -> bool:
+    """True for a value a variant must not copy from its seed (module docstring); a string is judged
+    against its environment's `vocabulary_of` (numbers need none: pass an empty one)."""
     if isinstance(value, bool) or value is None:
         return False
     if isinstance(value, (int, float)):
@@ -211,11 +97,11 @@ class ValueRemapper:
         jitter: relative range of new numbers (0.3: within x0.7 .. x1.3).
         keep: exact values to leave alone: content the simulator itself makes at
             load time (BFCL's long-context filler files), which no config can rename.
-        vocabulary: the environment's words to keep (default: BFCL's, `environment_vocabulary`).
+        vocabulary: the environment's words to keep (`vocabulary_of`).
     """
 
-    def __init__(self, rng: random.Random, avoid: list[Any] = (), jitter: float = 0.3, keep: frozenset = frozenset(),
-                 vocabulary: frozenset[str] | None = None):
+    def __init__(self, rng: random.Random, vocabulary: frozenset[str], avoid: list[Any] = (), jitter: float = 0.3,
+                 keep: frozenset = frozenset()):
         self.rng = rng
         self.keep = keep
         self.vocabulary = vocabulary
@@ -226,7 +112,7 @@ class ValueRemapper:
         self._avoid_words = {w.lower() for v in avoid if isinstance(v, str) for w in _WORD.findall(v)}
         self._avoid_numbers = {float(v) for v in avoid if isinstance(v, (int, float)) and not isinstance(v, bool)}
         self._used: set[str] = set()
-        self._nouns = [w for w in NOUNS if w not in self._avoid_words and (vocabulary is None or w not in vocabulary)]
+        self._nouns = [w for w in NOUNS if w not in self._avoid_words]  # `_new_word` skips the vocabulary's
         self._names = [w for w in NAMES if w.lower() not in self._avoid_words]
         rng.shuffle(self._nouns)
         rng.shuffle(self._names)
@@ -256,7 +142,7 @@ class ValueRemapper:
         return _WORD.sub(lambda m: self._token(m.group(0)), text)
 
     def number(self, value: int | float) -> int | float:
-        if not is_distinctive(value):
+        if not is_distinctive(value, frozenset()):
             return value
         key = float(value)
         if key not in self.numbers:
@@ -342,7 +228,7 @@ class ValueRemapper:
                 factor = 1 + self.rng.uniform(-self.jitter, self.jitter)
                 new = value * factor
                 new = int(round(new)) if isinstance(value, int) else round(new, max(decimals, 1))
-            if float(new) not in taken and is_distinctive(new) and (new > 0) == (value > 0):
+            if float(new) not in taken and is_distinctive(new, frozenset()) and (new > 0) == (value > 0):
                 return new
         raise RuntimeError(f"could not draw a new number for {value!r}")
 

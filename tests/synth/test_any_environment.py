@@ -21,7 +21,7 @@ from rods.synth.leak import leaks, query_leak
 from rods.synth.pipeline import Pipeline
 from rods.synth.profile import profile_of
 from rods.synth.settings import SynthConfig
-from rods.synth.values import ValueRemapper, python_vocabulary
+from rods.synth.values import ValueRemapper, vocabulary_of
 from rods.tasks import Task, content_hash
 
 ENVS = ("synth_envs:Journal", "synth_envs:Shop", "synth_envs:Bank")
@@ -114,10 +114,10 @@ def test_state_values_skip_field_names_and_offer_ids(seeds):
 
 def test_remapping_keeps_the_environment_vocabulary_and_the_config_loads(seeds):
     seed = next(s for s in seeds if s.id == "journal-0")
-    words = python_vocabulary(seed.environment)
+    words = vocabulary_of(seed.environment)
     assert {"pages", "title", "text", "tags", "next"} <= words
     for k in range(20):
-        remapper = ValueRemapper(random.Random(k), vocabulary=words)
+        remapper = ValueRemapper(random.Random(k), words)
         body = remapper.remap(seed.initial_config[seed.environment])  # as the planner remaps each class's config
         config = {seed.environment: body}
         assert set(body) == {"pages", "next_id"}

@@ -4,10 +4,11 @@ import json
 
 from rods.cli import main
 from rods.synth.api_graph import APIGraph, function_docs
+from rods.tasks.bfcl import API_CLASSES
 
 
 def test_nodes_are_the_128_functions_with_typed_params(api_graph):
-    assert len(api_graph.nodes) == 128 == len(function_docs())
+    assert len(api_graph.nodes) == 128 == len(function_docs(API_CLASSES))
     cd = api_graph.nodes["cd"]
     assert cd.api_class == "GorillaFileSystem" and cd.params == {"folder": "string"} and cd.required == ("folder",)
     assert api_graph.nodes["place_order"].api_class == "TradingBot"
@@ -33,7 +34,7 @@ def test_siblings_share_class_effect_and_typed_required_params(api_graph):
 
 
 def test_a_graph_learned_from_no_tasks_has_no_edges():
-    graph = APIGraph.learn([])
+    graph = APIGraph.learn([], API_CLASSES)
     assert len(graph.nodes) == 128 and not graph.edges
     assert all(n.effect == ("read" if n.api_class == "MathAPI" else "unknown") for n in graph.nodes.values())
     assert graph.siblings("cat") == [] and "multiply" in graph.siblings("add")

@@ -5,7 +5,10 @@ from pathlib import Path
 
 from rods.envs.environment import ToolEnvironment
 from rods.synth.arguments import ArgumentProposer, enum_values, tokens
-from rods.synth.values import ValueRemapper
+from rods.synth.values import ValueRemapper, vocabulary_of
+from rods.tasks.bfcl import API_CLASSES
+
+BFCL_WORDS = vocabulary_of("bfcl")
 
 FS = {"GorillaFileSystem": {"root": {"ana": {"type": "directory", "contents": {
     "notes.txt": {"type": "file", "content": "hello"},
@@ -15,7 +18,7 @@ FS = {"GorillaFileSystem": {"root": {"ana": {"type": "directory", "contents": {
 
 def _proposer(seed=0):
     rng = random.Random(seed)
-    return ArgumentProposer(ValueRemapper(rng), rng)
+    return ArgumentProposer(ValueRemapper(rng, BFCL_WORDS), rng, API_CLASSES)
 
 
 def test_file_system_names_come_from_the_current_directory_by_kind():
@@ -64,7 +67,8 @@ def test_a_large_shared_database_gives_the_same_proposals_with_its_matches_remem
 
     def proposals(k):
         rng = random.Random(k)
-        proposer = ArgumentProposer(ValueRemapper(rng), rng, [seed.environment], seed.initial_config)
+        proposer = ArgumentProposer(ValueRemapper(rng, vocabulary_of(seed.environment)), rng, [seed.environment],
+                                    seed.initial_config)
         return [list(proposer.propose(f, env, {}, limit=3, reading=True)) for f in functions]
 
     cold = []

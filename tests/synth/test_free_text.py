@@ -11,7 +11,7 @@ from rods.synth.values import ValueRemapper
 
 
 def free_text(seed: int = 0) -> FreeText:
-    return FreeText([], ValueRemapper(random.Random(seed)), random.Random(seed + 1))
+    return FreeText([], ValueRemapper(random.Random(seed), frozenset()), random.Random(seed + 1))
 
 
 def test_literals_are_quoted_strings_and_standalone_numbers_only():

@@ -19,6 +19,7 @@ from rods.synth.planner import Planner
 from rods.synth.rewriter import Rewriter, narrative_opening, queries_model, turn_contexts, with_queries
 from rods.synth.settings import SynthConfig
 from rods.tasks import Task
+from rods.tasks.bfcl import API_CLASSES
 
 
 @pytest.fixture(scope="module")
@@ -57,12 +58,12 @@ def test_rewrite_writes_every_turn_at_once_anchored_to_the_narrative(seeds_by_ca
 def test_the_opening_keeps_only_narrative_sentences_that_recite_no_function():
     from rods.synth.api_graph import describe, function_docs
 
-    recited = describe(function_docs()["mkdir"]).split(". ")[0].rstrip(".") + "."
+    recited = describe(function_docs(API_CLASSES)["mkdir"]).split(". ")[0].rstrip(".") + "."
     narrative = f"I am tidying my project today. {recited} Then I will rest."
-    assert leaks(recited, ["mkdir"]) is not None
-    assert narrative_opening(narrative, ["mkdir"]) == "I am tidying my project today. Then I will rest."
-    assert narrative_opening(narrative, ["ls"]) == narrative  # another function's docs are not recited
-    assert narrative_opening(None, ["mkdir"]) == narrative_opening("", ["mkdir"]) == ""
+    assert leaks(recited, ["mkdir"], API_CLASSES) is not None
+    assert narrative_opening(narrative, ["mkdir"], API_CLASSES) == "I am tidying my project today. Then I will rest."
+    assert narrative_opening(narrative, ["ls"], API_CLASSES) == narrative  # another function's docs are not recited
+    assert narrative_opening(None, ["mkdir"], API_CLASSES) == narrative_opening("", ["mkdir"], API_CLASSES) == ""
 
 
 def _given_and_bound(turn):
@@ -94,7 +95,7 @@ def test_template_queries_ask_for_outcomes_without_reciting_docs(seeds_by_catego
         functions = [c["function"] for t in turns for c in t["calls"]]
         said_by_user = set()
         for turn, query in zip(turns, queries):
-            assert leaks(query, functions) is None, (seed.id, query)
+            assert leaks(query, functions, API_CLASSES) is None, (seed.id, query)
             given, bound = _given_and_bound(turn)
             said_by_user |= set(given)
             assert all(v in query for v in given), (seed.id, query, given)
@@ -108,19 +109,23 @@ def test_template_queries_ask_for_outcomes_without_reciting_docs(seeds_by_catego
 
 def test_query_leak_counts_recited_docs_and_parameter_names(seeds_by_category):
     seed = seeds_by_category["base"][0]
-    assert leaks("could you display the contents of a file of any extension", ["cat"])  # a 6-word window
-    assert leaks("please show file_name notes.txt", ["cat"])  # an identifier as a token
-    assert leaks("show the file name 'notes.txt'", ["cat"]) and leaks("cat with file_name='x'", ["cat"])
-    assert leaks("move it, destination: 'Fern'", ["mv"]) and not leaks("move it into 'Fern'", ["mv"])
-    assert not leaks("show me what 'notes.txt' says", ["cat"])
-    assert not leaks("close a ticket for me", ["close_ticket"])  # too short a sentence to be a recitation
-    assert not leaks("add a 'x' and b", ["add"])  # one-letter names count only as a=..., a: ...
-    assert leaks("add a=4 and b: 5", ["add"])
+    # a 6-word window
+    assert leaks("could you display the contents of a file of any extension", ["cat"], API_CLASSES)
+    assert leaks("please show file_name notes.txt", ["cat"], API_CLASSES)  # an identifier as a token
+    assert leaks("show the file name 'notes.txt'", ["cat"], API_CLASSES)
+    assert leaks("cat with file_name='x'", ["cat"], API_CLASSES)
+    assert leaks("move it, destination: 'Fern'", ["mv"], API_CLASSES)
+    assert not leaks("move it into 'Fern'", ["mv"], API_CLASSES)
+    assert not leaks("show me what 'notes.txt' says", ["cat"], API_CLASSES)
+    # too short a sentence to be a recitation
+    assert not leaks("close a ticket for me", ["close_ticket"], API_CLASSES)
+    assert not leaks("add a 'x' and b", ["add"], API_CLASSES)  # one-letter names count only as a=..., a: ...
+    assert leaks("add a=4 and b: 5", ["add"], API_CLASSES)
     def with_query(text):
         return Task.model_validate({**seed.model_dump(), "question": [[{"role": "user", "content": text}]]
                                     + [list(q) for q in seed.question[1:]]})
     first = seed.ground_truth[0][0].split("(")[0]
-    recite = describe(function_docs()[first])
+    recite = describe(function_docs(API_CLASSES)[first])
     n = len(asking_turns(seed))
     assert query_leak(with_query(recite)) >= query_leak(with_query("hello there, sort this out")) + 1 / n - 1e-9
 
@@ -248,11 +253,11 @@ def test_template_variants_leak_no_docs_over_40_stratified_seeds(seeds_by_catego
     accepted = pipeline(stratified(seeds_by_category, 10))
     assert pipeline.report()["acceptance_rate"] >= 0.5
     leak = sum(query_leak(t) for t in accepted) / len(accepted)
-    assert leak <= 0.1, [q for t in accepted for q, fns in asking_turns(t) if leaks(q, fns)][:3]
+    assert leak <= 0.1, [q for t in accepted for q, fns in asking_turns(t) if leaks(q, fns, t.involved_classes)][:3]
     # reciting a (long enough) description in any asking turn raises the task's leak
     task, t, name = next((task, t, gt[0].split("(")[0]) for task in accepted for t, gt in enumerate(task.ground_truth)
                          if gt and task.question[t]
-                         and len(describe(function_docs()[gt[0].split("(")[0]]).split()) >= 6)
+                         and len(describe(function_docs(API_CLASSES)[gt[0].split("(")[0]]).split()) >= 6)
     recited = [list(q) for q in task.question]
-    recited[t] = [{"role": "user", "content": describe(function_docs()[name])}]
+    recited[t] = [{"role": "user", "content": describe(function_docs(API_CLASSES)[name])}]
     assert query_leak(Task.model_validate({**task.model_dump(), "question": recited})) > query_leak(task)

@@ -22,7 +22,7 @@ from rods.synth.profile import (
     value_paths,
 )
 from rods.synth.settings import SynthConfig
-from rods.synth.values import is_distinctive, leaves
+from rods.synth.values import is_distinctive, leaves, vocabulary_of
 from rods.tasks import content_hash
 
 CRITERIA = {"intent", "values", "progress", "natural", "structure"}
@@ -101,7 +101,8 @@ def test_no_variant_copies_its_seed(run):
         for cls, cfg in seed.initial_config.items():
             if cfg:
                 assert task.initial_config.get(cls) != cfg, (task.id, cls)
-        seed_cfg = {json.dumps(v) for c in seed.initial_config.values() for v in leaves(c) if is_distinctive(v)}
+        words = vocabulary_of(seed.environment)
+        seed_cfg = {json.dumps(v) for c in seed.initial_config.values() for v in leaves(c) if is_distinctive(v, words)}
         new_cfg = {json.dumps(v) for c in task.initial_config.values() for v in leaves(c)}
         assert not seed_cfg & new_cfg, (task.id, sorted(seed_cfg & new_cfg)[:5])
         # argument values: none of the seed's distinctive ones, unless the variant's own
@@ -110,7 +111,7 @@ def test_no_variant_copies_its_seed(run):
         if task.long_context:  # filler files BFCL's long-context loader adds itself
             produced |= {json.dumps(v) for v in environment_made(task)}
         seed_args = {json.dumps(v) for turn in parse_ground_truth(seed) for c in turn for v in call_values(c)
-                     if is_distinctive(v)}
+                     if is_distinctive(v, words)}
         new_args = {json.dumps(v) for turn in parse_ground_truth(task) for c in turn for v in call_values(c)}
         assert not (seed_args & new_args) - produced, (task.id, sorted(seed_args & new_args))
         assert task.question != seed.question

@@ -2,21 +2,25 @@
 
 import random
 
-from rods.synth.values import ValueRemapper, environment_vocabulary, is_distinctive, is_kept_word, leaves
+from rods.synth.values import ValueRemapper, is_distinctive, is_kept_word, leaves, vocabulary_of
+
+BFCL_WORDS = vocabulary_of("bfcl")
+
+BFCL_WORDS = vocabulary_of("bfcl")
 
 
 def test_distinctive_is_defined_precisely():
     # not distinctive: booleans, None, small integers, environment vocabulary, stopwords, extensions, short words
     for value in (True, False, None, 0, 7, -10, 3.0, "AAPL", "SFO", "driver", "Open", "buy", "..", ".", "md",
                   "the", "txt", "celsius", "San Francisco", "94016"):
-        assert not is_distinctive(value), value
+        assert not is_distinctive(value, BFCL_WORDS), value
     # distinctive: other words, digit runs of 3+, other numbers
     for value in ("report_draft.txt", "Simona", "hello world", "USR9731", 11, -42, 0.5, 227.16, "2024-11-15"):
-        assert is_distinctive(value), value
+        assert is_distinctive(value, BFCL_WORDS), value
 
 
 def test_vocabulary_comes_from_the_simulators():
-    vocab = environment_vocabulary()
+    vocab = BFCL_WORDS
     assert {"aapl", "sfo", "driver", "economy", "buy"} <= vocab
     assert "simona" not in vocab and "proposal" not in vocab
 
@@ -24,7 +28,7 @@ def test_vocabulary_comes_from_the_simulators():
 def test_remapping_is_consistent_and_keeps_shape():
     seed = {"root": {"alex": {"type": "directory", "contents": {
         "proposal.docx": {"type": "file", "content": "Proposal for alex, due 2024."}}}}}
-    r = ValueRemapper(random.Random(0), leaves(seed))
+    r = ValueRemapper(random.Random(0), BFCL_WORDS, leaves(seed))
     new = r.remap(seed)
     (user,) = new["root"]
     assert user != "alex" and new["root"][user]["type"] == "directory"
@@ -43,25 +47,25 @@ def test_remapping_is_consistent_and_keeps_shape():
 
 def test_remapping_never_reuses_seed_values_and_is_seeded():
     seed = ["zebra.txt", "beta", "gamma delta", 1234, 56.78, "Simona", "USR001"]
-    a = ValueRemapper(random.Random(1), seed)
-    b = ValueRemapper(random.Random(1), seed)
+    a = ValueRemapper(random.Random(1), BFCL_WORDS, seed)
+    b = ValueRemapper(random.Random(1), BFCL_WORDS, seed)
     new_a = [a.remap(v) for v in seed]
     assert new_a == [b.remap(v) for v in seed]
     for old, new in zip(seed, new_a):
-        if is_distinctive(old):
+        if is_distinctive(old, BFCL_WORDS):
             assert new != old
     seed_words = {w.lower() for v in seed if isinstance(v, str) for w in v.replace(".", " ").split()
-                  if not is_kept_word(w)}
+                  if not is_kept_word(w, BFCL_WORDS)}
     for old, new in zip(seed, new_a):
-        if isinstance(new, str) and is_distinctive(old):
+        if isinstance(new, str) and is_distinctive(old, BFCL_WORDS):
             assert not ({w.lower() for w in new.replace(".", " ").split()} & seed_words), new
     assert a.remap("USR001") == "USR001"  # the simulator's own user id: kept
-    assert is_kept_word("txt") and not is_kept_word("gamma")
+    assert is_kept_word("txt", BFCL_WORDS) and not is_kept_word("gamma", BFCL_WORDS)
 
 
 def test_fresh_numbers_never_run_out():
     """A seed that uses up 11..499 still gets fresh, distinct numbers (no internal error)."""
-    r = ValueRemapper(random.Random(0), list(range(11, 495)))
+    r = ValueRemapper(random.Random(0), BFCL_WORDS, list(range(11, 495)))
     drawn = [r.fresh_number() for _ in range(40)]
     assert len(set(drawn)) == 40
     assert not set(drawn) & set(range(11, 495))

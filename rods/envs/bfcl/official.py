@@ -1,16 +1,31 @@
-"""BFCL's own multi-turn checker, run the way BFCL runs it, for agreement checks and benchmarks.
+"""BFCL's own multi-turn checker, run the way BFCL runs it: for `rods eval`'s re-scoring, agreement checks
+and benchmarks (the BFCL domain's `official_verdict`).
 
 Not used for training: it `eval`s call text and keeps instances in module
 globals keyed by model name + task id, so each call here gets a unique model
 name and its globals are dropped afterwards.
+
+`safe_official_verdict` mirrors BFCL's `_evaluate_single_multi_turn_entry` (a
+turn count that differs from the ground truth's is a force-terminated entry
+and fails). The call strings `rods eval` records come from `format_call` on
+calls parsed with `ast` (plain names, literal arguments), and before checking,
+a call to a name that is not a public method of the task's classes is replaced
+by a call to an undefined name (`safe_decoded`), so it fails as an unknown
+function does in our environment instead of reaching a Python builtin (e.g.
+`open(...)`).
 """
 
 from __future__ import annotations
 
+import decimal
 import itertools
 import re
+import threading
+from collections.abc import Sequence
 from typing import Any
 
+from rods.envs.calls import CallParseError, parse_calls
+from rods.envs.classes import method_owners
 from rods.tasks.model import Task
 
 _counter = itertools.count()
@@ -97,3 +112,54 @@ def official_turn_checks(task: Task, steps: list) -> list[dict[str, Any]]:
         forget(name + "_eval")
         forget(name + "_ground_truth_eval")
     return out
+
+
+# -- safely, for decoded rollouts -------------------------------------------------------
+
+#: What an unknown function call becomes before BFCL's `eval` sees it.
+UNKNOWN_FUNCTION = "rods_unknown_function"
+#: mpmath's default decimal precision (what a fresh process starts with).
+DEFAULT_DPS = 15
+_lock = threading.Lock()
+
+
+def safe_decoded(task: Task, decoded: Sequence[Sequence[Sequence[str]]]) -> list[list[list[str]]]:
+    """The decoded calls with every call that is not a public method of the task's classes neutralised."""
+    known = set(method_owners(task.involved_classes))
+    out = []
+    for turn in decoded:
+        steps = []
+        for step in turn:
+            calls = []
+            for text in step:
+                try:
+                    parsed = parse_calls(text)
+                except CallParseError:
+                    parsed = []
+                ok = len(parsed) == 1 and parsed[0].name in known
+                calls.append(text if ok else f"{UNKNOWN_FUNCTION}()")
+            steps.append(calls)
+        out.append(steps)
+    return out
+
+
+def safe_official_verdict(task: Task, decoded: Sequence[Sequence[Sequence[str]]]) -> dict:
+    """BFCL's verdict on one rollout's decoded calls: ``{"valid": bool, ...}``.
+
+    Runs `official_verdict` (BFCL's checker plus its
+    runner's force-termination rule) on the neutralised calls, from mpmath's
+    default precision: MathAPI sets the process-global precision and BFCL
+    never restores it, which would change how later results print.
+    """
+    import mpmath
+
+
+    safe = safe_decoded(task, decoded)
+    with _lock:  # BFCL's instance cache and mpmath's precision are process-wide
+        dps, mpmath.mp.dps = mpmath.mp.dps, DEFAULT_DPS
+        try:
+            with decimal.localcontext():
+                result = official_verdict(task, safe)
+        finally:
+            mpmath.mp.dps = dps
+    return {k: v for k, v in result.items() if k in ("valid", "error_type", "error_message")}

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rods.envs.calls import ToolCall, format_call
-from rods.envs.tau2 import ENVIRONMENTS
+from rods.envs.tau2.environment import ENVIRONMENTS
 from rods.tasks import Message, Provenance, Task
 
 log = logging.getLogger(__name__)

@@ -1,0 +1,71 @@
+"""The words an environment's code knows by name: what synthesis keeps when it re-draws a seed's values.
+
+Each domain collects its own (`Domain.vocabulary`); these are the pieces they
+share: the words of a text, the enum values of function docs, and the short
+string constants of source code.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from typing import Any
+
+#: Fresh words for new values (names of things a variant creates or renames): common nouns ...
+NOUNS = """anchor apricot arbor atlas aurora badge bamboo banner basil beacon birch blossom
+bramble breeze bridge brook bucket cabin cactus canyon canvas cargo cedar chalk cherry cider
+citadel clover cobalt comet compass copper coral cotton crater crystal cypress dahlia delta
+denim dune ember falcon fern fiddle fjord flint forge fossil galaxy garnet geyser ginger glacier
+granite grove harbor hazel heron hollow horizon indigo iris ivory jasmine juniper kayak kernel
+lagoon lantern larch lattice lemon lilac linen lotus lumen magnet mango maple marble meadow
+mesa meteor mint mosaic nectar nimbus nutmeg oasis olive onyx orbit orchid otter paddle papaya
+pebble pepper pilot pine plume polar poplar prairie prism quartz quill raven reef ridge river
+robin saffron sage sapphire satin sequoia shadow shore sierra silver slate sparrow spruce
+summit sunset thistle thunder timber topaz torch tulip tundra valley velvet violet walnut
+willow winter yarrow zephyr acorn almond amber basin beetle blaze bolt cameo candle carbon
+cascade cinder coast cocoa crest dove echo elm fable feather fig flare flora frost gale gem
+glade glow hatch hive husk jade jewel kelp kite lark leaf ledge lime lynx marsh mist moss
+nova oak opal path peak pearl petal pixel plaza pond quest rain reed rose ruby rust sand seed
+shell silk snow spark spice star stone storm swift tide trail vale vine wave wheat wind wren""".split()
+
+#: ... and people's first names.
+NAMES = """Amara Bruno Celia Dante Elio Farah Gideon Hana Ivo Jonas Kira Lorenzo Mira Nico Orla
+Priya Quentin Rosa Silas Tamsin Ugo Vera Wendell Xenia Yusuf Zara Anouk Bastian Cosima Dorian
+Esme Felix Greta Hugo Ines Jasper Leona Matteo Noor Otto Paloma Rafael Saskia Tobias Una Viggo
+Wilma Yara Zoltan Aurelio Beatrix Cyrus Delphine Emeric Fiora Gustav Helka Ilario Juno Kasimir
+Lavinia Marek Nadia Oskar Perpetua Ronan Sabine Thaddeus Ulla Valter Wren Yannick Zelda""".split()
+
+#: A word or a run of digits.
+WORD = re.compile(r"[A-Za-z]+|\d+")
+
+
+def words(text: str, split_camel: bool = False) -> set[str]:
+    """The lower-case words of a text (`split_camel`: "fuelLevel" -> fuel, level)."""
+    if split_camel:
+        text = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)
+    return {w.lower() for w in WORD.findall(text)}
+
+
+def enum_words(node: Any, out: set[str]) -> None:
+    """Add the words of every `enum` value in a (JSON-schema-like) document to `out`."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "enum" and isinstance(value, list):
+                out.update(w for v in value if isinstance(v, str) for w in words(v))
+            else:
+                enum_words(value, out)
+    elif isinstance(node, list):
+        for value in node:
+            enum_words(value, out)
+
+
+def short_constants(tree: ast.AST, max_words: int = 3, max_chars: int = 30, fstrings: bool = False) -> Iterable[str]:
+    """String constants of a syntax tree of at most `max_words` words and `max_chars` characters;
+    the parts of f-strings only with `fstrings` (they are messages, rarely names the code compares against)."""
+    in_fstrings = set() if fstrings else {
+        id(c) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for c in node.values}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in in_fstrings
+                and len(node.value) <= max_chars and len(node.value.split()) <= max_words):
+            yield node.value
