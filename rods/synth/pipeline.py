@@ -88,6 +88,11 @@ class Pipeline:
                 raise ValueError(f"this pipeline plans for {len(self._planners)} environments; use planner_for(name)")
             return next(iter(self._planners.values()))
 
+    def use_planner(self, environment: str, planner: Planner) -> None:
+        """Plan an environment's variants with `planner` (kept while its graph is the environment's)."""
+        with self._lock:
+            self._planners[environment] = planner
+
     def planner_for(self, environment: str, seeds: Sequence[Task] = ()) -> Planner:
         """The planner of an environment, over its API graph: the graph given to the pipeline if it covers the
         environment's classes, else `rods.synth.api_graph.graph_for`."""

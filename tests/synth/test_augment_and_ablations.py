@@ -139,7 +139,7 @@ def test_no_feedback_repair_resamples_blindly_with_the_same_budget(repair, seeds
     backend = make_backend("template")
     pipeline = Pipeline(backend, SynthConfig(workers=1, feedback_repair=repair), graph=api_graph)
     pipeline.executor = FailingExecutor(backend, llm_patches=repair)
-    pipeline.planner = RecordingPlanner(backend, api_graph)
+    pipeline.use_planner("bfcl", RecordingPlanner(backend, api_graph))
     pipeline.planner.blacklists = []
     assert pipeline(seeds) == []
     assert pipeline.stats.attempts["execute"] == 3 * len(seeds)  # the paper's budget either way
