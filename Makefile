@@ -71,7 +71,7 @@ bench: venv
 
 # The generated reference pages (docs/reference/cli.md, config.md); tests/test_docs.py fails when they are stale.
 docs: venv
-	$(BIN)/python -m scripts.gen_docs
+	$(BIN)/python scripts/gen_docs.py
 
 clean:
 	rm -rf $(VENV) $(VLLM_VENV) .pytest_cache build *.egg-info

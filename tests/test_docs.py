@@ -272,7 +272,7 @@ def _gen_docs():
 
 def test_generated_pages_are_current():
     stale = _gen_docs().stale_pages()
-    assert not stale, f"stale generated pages {stale}: run `make docs` (python -m scripts.gen_docs) and commit them"
+    assert not stale, f"stale generated pages {stale}: run `make docs` (python scripts/gen_docs.py) and commit them"
 
 
 def test_every_docs_page_is_linked_from_somewhere():
