@@ -8,7 +8,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF
 # The CPU torch CI tests with; pyproject's `train` extra leaves torch unpinned.
 TORCH := torch==2.13.0
 
-.PHONY: venv llama verl vllm demo lint test test-fast bench clean
+.PHONY: venv llama verl vllm demo lint test test-fast bench docs clean
 
 venv: $(VENV)/.installed
 
@@ -68,6 +68,10 @@ test-fast: venv
 
 bench: venv
 	for f in bench/*.py; do $(BIN)/python $$f || exit 1; done
+
+# The generated reference pages (docs/reference/cli.md, config.md); tests/test_docs.py fails when they are stale.
+docs: venv
+	$(BIN)/python scripts/gen_docs.py
 
 clean:
 	rm -rf $(VENV) $(VLLM_VENV) .pytest_cache build *.egg-info

@@ -44,7 +44,7 @@ fi
 if [ "$EXPERIMENT" != "ablations/static_pool" ]; then
   URL="${RODS_SYNTH_URL:-http://localhost:8000/v1}"
   if ! "$PYTHON" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + '/models', timeout=5)" "$URL" 2>/dev/null; then
-    echo "warning: the synthesis endpoint $URL/models does not answer; start vLLM/SGLang first (README: Scaling out)." >&2
+    echo "warning: the synthesis endpoint $URL/models does not answer; start vLLM/SGLang first (docs/guides/training.md, "Start the synthesis model server")." >&2
     echo "         training still runs; selected seeds fail to synthesize until it is up." >&2
   fi
 fi

@@ -1,4 +1,4 @@
-"""A small lending library as a rods environment (README: "Bring your own environment")."""
+"""A small lending library as a rods environment (docs/guides/environments.md)."""
 
 from rods.envs import tool
 

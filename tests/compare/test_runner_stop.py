@@ -1,4 +1,4 @@
-"""An interrupted comparison leaves no job behind (the README's promise for Ctrl-C and SIGTERM)."""
+"""An interrupted comparison leaves no job behind (docs/guides/comparing.md's promise for Ctrl-C and SIGTERM)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """`rods eval --limit 8` of the embedded SmolLM2-135M (local transformers), re-checked by BFCL.
 
 Settings are cut for 2 CPU cores: compact tool docs, short replies and one
-tool-calling reply per turn (each turn still ends and is scored; see the README
-for the figures at BFCL's settings).
+tool-calling reply per turn (each turn still ends and is scored; see
+docs/results/evaluation.md for the figures at BFCL's settings).
 """
 
 import json

@@ -1,7 +1,7 @@
-"""The README's "Bring your own environment" guide, run as written (docs/design.md §4.8).
+"""The "Bring your own environment" guide's Python class, run as written (docs/design.md §4.8).
 
-The commands are read from the README's code block, so the test fails when the
-guide and the code drift apart. They run in a scratch copy of the example and
+The commands are read from the guide's code block (docs/guides/environments.md, "A Python
+class"), so the test fails when the guide and the code drift apart. They run in a scratch copy of the example and
 its config; `rods` is this checkout's (`python -m rods`).
 """
 
@@ -21,12 +21,13 @@ from rods.synth.profile import profile_of
 from rods.tasks import read_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
+GUIDE = ROOT / "docs" / "guides" / "environments.md"
 
 
 def guide_commands() -> list[str]:
     """The command lines of the guide's bash block (comments dropped)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Bring your own environment", 1)[1].split("\n## ", 1)[0]
+    text = GUIDE.read_text(encoding="utf-8")
+    section = text.split("\n## A Python class\n", 1)[1].split("\n## ", 1)[0]
     block = re.findall(r"```bash\n(.*?)```", section, flags=re.S)[0]
     return [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
 

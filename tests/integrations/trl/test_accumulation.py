@@ -3,7 +3,7 @@
 What a smaller memory peak must not change: the engine still receives each GRPO group once and
 whole (K rewards per task, `tasks_per_step` groups per step), and the tasks served per step are
 the same as without accumulation. The paper's config uses 16 micro-batches; the CPU configs use
-them to bound a step's memory (README, "Training").
+them to bound a step's memory (docs/guides/training.md, "Memory").
 """
 
 import pytest
