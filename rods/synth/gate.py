@@ -29,7 +29,7 @@ from rods.synth.profile import (
     trace_task,
     value_paths,
 )
-from rods.synth.values import is_distinctive, leaves, vocabulary_of
+from rods.synth.values import config_values, is_distinctive, vocabulary_of
 from rods.tasks import Task, content_hash
 
 logger = logging.getLogger(__name__)
@@ -46,16 +46,17 @@ class Rejected(Exception):
 def copied_values(seed: Task, variant: Task, produced: set[str] = frozenset()) -> list[Any]:
     """Distinctive seed values that reappear verbatim in the variant's arguments or config.
 
-    Values are compared as JSON text; the class names of the config are not
-    values. `produced` holds (as JSON) values that come from the simulator, not
-    from the seed: what the variant's own calls returned (a shop address, a
-    computed price) and the long-context filler the simulator loads itself.
+    Values are compared as JSON text; the class names of the config, its
+    attributes and its records' field names are not values (`config_values`).
+    `produced` holds (as JSON) values that come from the simulator, not from
+    the seed: what the variant's own calls returned (a shop address, a computed
+    price) and the long-context filler the simulator loads itself.
     """
 
     def config_leaves(task: Task) -> list[Any]:
         # a turn slice's replayed history (REPLAY_KEY) is calls, not state: its episode was checked whole
         return [v for value in task.initial_config.values()
-                for v in leaves({k: x for k, x in value.items() if k != REPLAY_KEY})]
+                for v in config_values({k: x for k, x in value.items() if k != REPLAY_KEY})]
 
     def cfg(task: Task) -> set[str]:
         return {json.dumps(v) for v in config_leaves(task)}

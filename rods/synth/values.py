@@ -6,7 +6,9 @@ config lists and a call trades, a price the user quotes). :class:`ValueRemapper`
 draws, with a seeded RNG, one new word for every *distinctive* word and one new
 number for every *distinctive* number, and applies that one mapping to the
 config and to every argument, so equal things stay equal and different things
-stay different.
+stay different. The config keeps its shape: its attributes and the field names
+of its records stay, only ids and names that key a map are re-drawn
+(`is_field_key`).
 
 What is kept (and therefore not "distinctive"), precisely:
 
@@ -25,6 +27,7 @@ distinctive and gets a new value never present in the seed.
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 from rods.envs.domain import domain_of
@@ -72,6 +75,22 @@ def is_distinctive(value: Any, vocabulary: frozenset[str]) -> bool:
     return False
 
 
+#: A key that names a field: a lower-case identifier, snake_case or camelCase (`copies`, `expiry_date`, `fuelLevel`).
+FIELD_KEY = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+")
+
+
+def is_field_key(key: Any) -> bool:
+    """Whether a key of a record names one of its fields, so a variant keeps it (docs/design.md §4.2).
+
+    A dict whose values are all records or lists is a map (`orders`, a folder's
+    contents, `books`): its keys are ids and names, re-drawn like values. In any
+    other dict, a key shaped like an identifier is a field name and stays, even
+    when the code never reads it by name (a book's `copies`); other keys
+    (`Michael`, `12345`, `bk-203`, `notes.txt`) are data.
+    """
+    return isinstance(key, str) and FIELD_KEY.fullmatch(key) is not None
+
+
 def leaves(value: Any) -> list[Any]:
     """Scalar leaves of a JSON-like value, dict keys included."""
     out: list[Any] = []
@@ -83,6 +102,24 @@ def leaves(value: Any) -> list[Any]:
             stack.extend(node.values())
         elif isinstance(node, (list, tuple, set)):
             stack.extend(node)
+        else:
+            out.append(node)
+    return out
+
+
+def config_values(state: Any) -> list[Any]:
+    """The values of a class's state that a variant re-draws: scalar leaves, and the keys of its maps and its
+    data-shaped keys (ids, names), not its attributes nor its records' field names (`is_field_key`)."""
+    out: list[Any] = []
+    stack: list[tuple[Any, bool]] = [(state, True)]
+    while stack:
+        node, top = stack.pop()
+        if isinstance(node, dict):
+            by_id = not top and bool(node) and all(isinstance(v, (dict, list)) for v in node.values())
+            out.extend(k for k in node if not (top or (not by_id and is_field_key(k))))
+            stack.extend((v, False) for v in node.values())
+        elif isinstance(node, (list, tuple, set)):
+            stack.extend((v, False) for v in node)
         else:
             out.append(node)
     return out
@@ -120,13 +157,22 @@ class ValueRemapper:
     # -------------------------------------------------------------- public
 
     def remap(self, value: Any) -> Any:
-        """A copy of a JSON-like value with every distinctive word and number replaced."""
+        """A copy of a class's state (its `initial_config` entry) with every distinctive value replaced.
+
+        The state's shape stays: its own keys (the class's attributes) and the
+        field names of its records are kept, and only the keys of a map (ids,
+        names: see `is_field_key`) are re-drawn like values.
+        """
+        return self._value(value, top=True)
+
+    def _value(self, value: Any, top: bool = False) -> Any:
         if isinstance(value, dict):
-            return {self._key(k): self.remap(v) for k, v in value.items()}
+            by_id = not top and bool(value) and all(isinstance(v, (dict, list)) for v in value.values())
+            return {self._key(k, keep=top or (not by_id and is_field_key(k))): self._value(v) for k, v in value.items()}
         if isinstance(value, list):
-            return [self.remap(v) for v in value]
+            return [self._value(v) for v in value]
         if isinstance(value, tuple):
-            return tuple(self.remap(v) for v in value)
+            return tuple(self._value(v) for v in value)
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -169,8 +215,10 @@ class ValueRemapper:
 
     # ------------------------------------------------------------- private
 
-    def _key(self, key: Any) -> Any:
-        return self.text(key) if isinstance(key, str) else self.number(key) if isinstance(key, (int, float)) else key
+    def _key(self, key: Any, keep: bool) -> Any:
+        if keep or not isinstance(key, (str, int, float)):
+            return key
+        return self.text(key) if isinstance(key, str) else self.number(key)
 
     def _token(self, word: str) -> str:
         if is_kept_word(word, self.vocabulary):

@@ -22,7 +22,7 @@ from rods.synth.profile import (
     value_paths,
 )
 from rods.synth.settings import SynthConfig
-from rods.synth.values import is_distinctive, leaves, vocabulary_of
+from rods.synth.values import config_values, is_distinctive, vocabulary_of
 from rods.tasks import content_hash
 
 CRITERIA = {"intent", "values", "progress", "natural", "structure"}
@@ -102,8 +102,9 @@ def test_no_variant_copies_its_seed(run):
             if cfg:
                 assert task.initial_config.get(cls) != cfg, (task.id, cls)
         words = vocabulary_of(seed.environment)
-        seed_cfg = {json.dumps(v) for c in seed.initial_config.values() for v in leaves(c) if is_distinctive(v, words)}
-        new_cfg = {json.dumps(v) for c in task.initial_config.values() for v in leaves(c)}
+        seed_cfg = {json.dumps(v) for c in seed.initial_config.values() for v in config_values(c)
+                    if is_distinctive(v, words)}
+        new_cfg = {json.dumps(v) for c in task.initial_config.values() for v in config_values(c)}
         assert not seed_cfg & new_cfg, (task.id, sorted(seed_cfg & new_cfg)[:5])
         # argument values: none of the seed's distinctive ones, unless the variant's own
         # environment made that value (a fixed shop address, a computed total, filler files)

@@ -69,3 +69,24 @@ def test_fresh_numbers_never_run_out():
     drawn = [r.fresh_number() for _ in range(40)]
     assert len(set(drawn)) == 40
     assert not set(drawn) & set(range(11, 495))
+
+
+def test_state_keys_are_not_values():
+    """A variant's state has its seed's shape: attributes and record fields stay, map keys and data keys change."""
+    seed = {
+        "books": {"bk-201": {"title": "Salt Road", "author": "Ines Moreau", "copies": 2, "shelfCode": "Q7"},
+                  "bk-202": {"title": "Tidal Clocks", "author": "Kofi Mensah", "copies": 1, "shelfCode": "R2"}},
+        "user_map": {"Michael": "USR901", "Sarah": "USR902"},
+        "orders": {"12345": {"symbol": "ZQX", "num_shares": 10}, "order_type": "Buy"},
+        "next_member_number": 317,
+    }
+    for k in range(10):
+        new = ValueRemapper(random.Random(k), frozenset(), leaves(seed)).remap(seed)
+        assert set(new) == set(seed)  # the class's attributes
+        assert set(new["books"]).isdisjoint(seed["books"])  # ids of a map: re-drawn
+        assert all(set(book) == {"title", "author", "copies", "shelfCode"} for book in new["books"].values())
+        assert all(isinstance(book["copies"], int) for book in new["books"].values())
+        assert set(new["user_map"]).isdisjoint({"Michael", "Sarah"})  # names as keys are data
+        assert "12345" not in new["orders"] and "order_type" in new["orders"]
+        (order,) = [v for v in new["orders"].values() if isinstance(v, dict)]
+        assert set(order) == {"symbol", "num_shares"}

@@ -16,11 +16,10 @@ class McpDomain(ProtocolDomain):
     def owns(self, key: str) -> bool:
         return key.endswith(MCP_MANIFEST_SUFFIXES)
 
-    def vocabulary(self, key: str) -> frozenset[str]:
-        from rods.envs.python.domain import _cached_vocabulary
+    def build_vocabulary(self, key: str) -> frozenset[str]:
         from rods.envs.python.vocabulary import class_vocabulary
 
-        return _cached_vocabulary(self, key, lambda: class_vocabulary(self.load_class(key), self.tool_docs(key)))
+        return class_vocabulary(self.load_class(key), self.tool_docs(key))
 
     def report_group(self, task: Any) -> str:
         name = self.manifest_name(task.environment)

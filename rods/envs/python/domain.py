@@ -49,9 +49,13 @@ class PythonDomain(Domain):
         return None
 
     def vocabulary(self, key: str) -> frozenset[str]:
+        return cached_vocabulary(self, key, lambda: self.build_vocabulary(key))
+
+    def build_vocabulary(self, key: str) -> frozenset[str]:
+        """The class's vocabulary, read from its source (`rods.envs.python.vocabulary`); `vocabulary` caches it."""
         from rods.envs.python.vocabulary import class_vocabulary
 
-        return _cached_vocabulary(self, key, lambda: class_vocabulary(python_env.load_class(key), self.tool_docs(key)))
+        return class_vocabulary(python_env.load_class(key), self.tool_docs(key))
 
 
 class ProtocolDomain(PythonDomain):
@@ -92,7 +96,7 @@ class ProtocolDomain(PythonDomain):
 _VOCABULARIES: dict[tuple[int, str], frozenset[str]] = {}
 
 
-def _cached_vocabulary(domain: Domain, key: str, build: Any) -> frozenset[str]:
+def cached_vocabulary(domain: Domain, key: str, build: Any) -> frozenset[str]:
     """A class's vocabulary, built once per process (it reads source files)."""
     cached = _VOCABULARIES.get((id(domain), key))
     if cached is None:
