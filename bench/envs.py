@@ -1,7 +1,7 @@
 """Environments side by side: seeds, replay, template synthesis and reward cost per environment.
 
-For each environment (BFCL's train split, tau2-bench's airline and retail seeds, the MCP servers of
-examples/mcp_git and examples/mcp_sqlite):
+For each environment (BFCL's train split, tau2-bench's airline and retail seeds, the library of
+examples/byo_env, the MCP servers of examples/mcp_git and examples/mcp_sqlite):
 
 * seeds: the seed tasks measured (all tau2 seeds; `--bfcl-seeds` of BFCL's train split, spread over categories);
 * replay_ok: seeds whose ground truth, replayed on a fresh environment, scores RP = 1 and the binary verdict 1;
@@ -11,17 +11,23 @@ examples/mcp_git and examples/mcp_sqlite):
 * profile_match: the share of accepted variants whose complexity profile, recomputed here from the variant
   executed on its own environment, matches its seed's;
 * reward_ms_per_traj: CPU milliseconds to score one trajectory, over K trajectories per seed (a replay plus
-  perturbed ones, as `bench/reward_speed.py` makes them), the ground-truth cache cleared per seed.
+  perturbed ones, as `bench/reward_speed.py` makes them), the ground-truth cache cleared per seed;
+* shape_changed: accepted variants whose initial state's key paths or value types differ from their seed's
+  (its config with its classes' defaults merged in, as synthesis starts from it;
+  `rods.synth.values.config_shape`: ids and names that key a map written `*`); must be 0;
+* gold_call_errors: gold calls of accepted variants that fail on a fresh environment by their domain's error
+  convention (`rods.envs.domain.Domain.error_of`); must be 0.
 
 For the MCP environments also (medians, wall-clock; measured by bench/mcp_env.py's code):
 server_start_ms (a rollout's server ready: `no_pool` a cold start, `warm_pool` taken from a primed pool of K)
 and call_ms (a read-only call: `no_pool`, `warm_pool` with K servers starting beside it).
 
 Prints a table, then as its last line one JSON object:
-`{"<env>": {"seeds", "replay_ok", "synth_seeds_ok", "variants", "profile_match", "reward_ms_per_traj"}, ...}`
+`{"<env>": {"seeds", "replay_ok", "synth_seeds_ok", "variants", "profile_match", "reward_ms_per_traj",
+"shape_changed", "gold_call_errors"}, ...}`
 (MCP environments add "server_start_ms" and "call_ms", each {"no_pool", "warm_pool"}).
 
-    python bench/envs.py [--bfcl-seeds 40] [--per-seed 2] [--k 8] [--limit N] [--envs mcp_git mcp_sqlite]
+    python bench/envs.py [--bfcl-seeds 40] [--per-seed 2] [--k 8] [--limit N] [--envs mcp_git mcp_sqlite library]
 """
 
 from __future__ import annotations
@@ -36,9 +42,11 @@ from pathlib import Path
 from rods.llm import make_backend
 from rods.reward import clear_ground_truth_cache, score
 from rods.reward.perturb import KINDS, perturb, replay
+from rods.synth.initial_config import materialize_config
 from rods.synth.pipeline import Pipeline
-from rods.synth.profile import profile_of
+from rods.synth.profile import profile_of, trace_task
 from rods.synth.settings import SynthConfig
+from rods.synth.values import config_shape
 from rods.tasks import CATEGORIES, Task, load_split, read_tasks
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -56,6 +64,14 @@ def tau2_seeds(domain: str) -> list[Task]:
     """The committed seed files (train and test) of a tau2 domain."""
     folder = EXAMPLES / f"tau2_{domain}"
     return [t for f in sorted(folder.glob("*.jsonl")) for t in read_tasks(f)]
+
+
+def library_seeds() -> list[Task]:
+    """The bring-your-own-environment guide's library seeds (`library:Library`, examples/byo_env)."""
+    import sys
+
+    sys.path.insert(0, str(EXAMPLES / "byo_env"))
+    return read_tasks(EXAMPLES / "byo_env" / "seeds.jsonl")
 
 
 def mcp_seeds(bed: str) -> list[Task]:
@@ -123,10 +139,12 @@ def measure(name: str, seeds: list[Task], per_seed: int, k: int, workers: int) -
     accepted = pipeline(seeds)
     seconds = time.perf_counter() - start
     by_id = {t.id: t for t in seeds}
-    matched = 0
+    matched = shape_changed = call_errors = 0
     for variant in accepted:
         parent = by_id.get(variant.provenance.parent_id or "")
         matched += parent is not None and profile_of(variant).matches(profile_of(parent))
+        shape_changed += parent is not None and shapes(variant.initial_config) != shapes(materialize_config(parent))
+        call_errors += len(trace_task(variant).errors)
     report = pipeline.report()
     rejections = ", ".join(f"{k} {v}" for k, v in sorted(report["rejections"].items(), key=lambda kv: -kv[1])[:4])
     print(f"  {name}: synthesis {seconds:.0f}s; top rejections: {rejections or 'none'}")
@@ -137,7 +155,16 @@ def measure(name: str, seeds: list[Task], per_seed: int, k: int, workers: int) -
         "variants": len(accepted),
         "profile_match": round(matched / len(accepted), 4) if accepted else None,
         "reward_ms_per_traj": round(ms / max(1, count), 2),
+        "shape_changed": shape_changed,
+        "gold_call_errors": call_errors,
     }
+
+
+def shapes(config: dict) -> dict:
+    """Each class's state shape (`config_shape`), the replayed history of a turn slice left out."""
+    from rods.envs.classes import REPLAY_KEY
+
+    return {cls: config_shape({k: v for k, v in state.items() if k != REPLAY_KEY}) for cls, state in config.items()}
 
 
 def main() -> None:
@@ -152,7 +179,7 @@ def main() -> None:
 
     envs = {"bfcl": bfcl_seeds(args.bfcl_seeds), "tau2_airline": tau2_seeds("airline"),
             "tau2_retail": tau2_seeds("retail")}
-    envs |= {f"mcp_{bed}": mcp_seeds(bed) for bed in MCP_BEDS}
+    envs |= {f"mcp_{bed}": mcp_seeds(bed) for bed in MCP_BEDS} | {"library": library_seeds()}
     envs = {name: seeds for name, seeds in envs.items() if args.envs is None or name in args.envs}
     os.chdir(EXAMPLES.parent)  # MCP tasks name their manifest from the repository root
     figures = {}
@@ -163,11 +190,11 @@ def main() -> None:
             figures[f"mcp_{bed}"] |= server_figures(bed, args.k)
 
     print(f"{'environment':<14}{'seeds':>7}{'replay ok':>11}{'synth ok':>10}{'variants':>10}"
-          f"{'profile':>9}{'reward ms/traj':>16}")
+          f"{'profile':>9}{'reward ms/traj':>16}{'shape changed':>15}{'call errors':>13}")
     for name, f in figures.items():
         profile = "-" if f["profile_match"] is None else f"{f['profile_match']:.0%}"
         print(f"{name:<14}{f['seeds']:>7}{f['replay_ok']:>11}{f['synth_seeds_ok']:>10}{f['variants']:>10}"
-              f"{profile:>9}{f['reward_ms_per_traj']:>16.1f}")
+              f"{profile:>9}{f['reward_ms_per_traj']:>16.1f}{f['shape_changed']:>15}{f['gold_call_errors']:>13}")
     print_server_table(figures)
     print(json.dumps(figures))
 

@@ -125,6 +125,27 @@ def config_values(state: Any) -> list[Any]:
     return out
 
 
+def config_shape(state: Any) -> frozenset[tuple[str, str]]:
+    """(key path, JSON type) of every value of a class's state, the keys a variant re-draws (map keys, data
+    keys: `is_field_key`) written `*`: what a variant's state must share with its seed's."""
+    out: set[tuple[str, str]] = set()
+    stack: list[tuple[str, Any, bool]] = [("", state, True)]
+    while stack:
+        path, node, top = stack.pop()
+        if isinstance(node, dict):
+            by_id = not top and bool(node) and all(isinstance(v, (dict, list)) for v in node.values())
+            for k, v in node.items():
+                name = k if top or (not by_id and is_field_key(k)) else "*"
+                stack.append((f"{path}/{name}", v, False))
+        elif isinstance(node, (list, tuple)):
+            stack.extend((f"{path}[]", v, False) for v in node)
+        else:
+            kind = "null" if node is None else "bool" if isinstance(node, bool) else \
+                "number" if isinstance(node, (int, float)) else type(node).__name__
+            out.add((path, kind))
+    return frozenset(out)
+
+
 class ValueRemapper:
     """One consistent old -> new mapping of words and numbers, drawn from a seeded RNG.
 
