@@ -10,7 +10,10 @@ variant's flattened function-name sequence with its parent seed's:
 * ``distinct_skeletons_per_seed``: mean, over seeds with a variant, of the
   number of distinct sequences among its variants;
 * ``new_functions``: functions some variant calls and no seed does;
-* ``profile_match``: fraction whose Φ matches the seed's (must be 1.0).
+* ``profile_match``: fraction whose Φ matches the seed's (must be 1.0);
+* ``skill_overlap``: mean Jaccard similarity of each variant's function set
+  with its seed's (the paper keeps variants "near the capability boundary":
+  new calls, but the seed's skills).
 """
 
 from __future__ import annotations
@@ -32,14 +35,21 @@ def sequence_distance(a: list[str], b: list[str]) -> float:
     return 1 - difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
 
 
+def skill_overlap(seed: Task, variant: Task) -> float:
+    """Jaccard similarity of the two tasks' function sets (1: the same functions, 0: none shared)."""
+    a, b = set(call_names(seed)), set(call_names(variant))
+    return len(a & b) / len(a | b) if a | b else 1.0
+
+
 def novelty(seeds: list[Task], variants: list[Task],
             profiles: dict[str, ComplexityProfile] | None = None) -> dict[str, float]:
     """The figures of the module docstring for `variants` (each names its seed in `provenance.parent_id`)."""
     names = {s.id: call_names(s) for s in seeds}
+    by_id = {s.id: s for s in seeds}
     profiles = profiles or {s.id: profile_of(s) for s in seeds}
     seed_functions = {n for seq in names.values() for n in seq}
     changed = fnset = matched = 0
-    distance = 0.0
+    distance = overlap = 0.0
     skeletons: dict[str, set[tuple[str, ...]]] = defaultdict(set)
     used: set[str] = set()
     for task in variants:
@@ -48,6 +58,7 @@ def novelty(seeds: list[Task], variants: list[Task],
         changed += mine != theirs
         fnset += set(mine) != set(theirs)
         distance += sequence_distance(mine, theirs)
+        overlap += skill_overlap(by_id[parent], task)
         skeletons[parent].add(tuple(mine))
         used |= set(mine)
         matched += profile_of(task).matches(profiles[parent])
@@ -59,4 +70,5 @@ def novelty(seeds: list[Task], variants: list[Task],
         "distinct_skeletons_per_seed": sum(map(len, skeletons.values())) / max(1, len(skeletons)),
         "new_functions": len(used - seed_functions),
         "profile_match": matched / n,
+        "skill_overlap": overlap / n,
     }

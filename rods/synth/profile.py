@@ -92,6 +92,8 @@ class Trace:
     changed: list[bool] = field(default_factory=list)
     #: Per call: why it failed by its domain's error convention (`Domain.error_of`), or None.
     failures: list[str | None] = field(default_factory=list)
+    #: Per call: created value -> where in the state it appeared (a `walk` path), for the values' roles.
+    created_at: list[dict[Any, str]] = field(default_factory=list)
 
     @property
     def errors(self) -> list[tuple[int, str]]:
@@ -141,13 +143,15 @@ def trace_task(task: Task, calls: list[list[ToolCall]] | None = None) -> Trace:
         trace = _trace_delta(task, env, flat, turn_of)
     else:
         before = walk(env.state())
+        where: list[dict[Any, str]] = []
         for call in flat:
             results.append(env.execute(call))
             after = walk(env.state())
             created.append(scalars(after) - scalars(before))
+            where.append({v: path for path, v in after if v in created[-1]})
             changed.append(sorted(map(repr, after)) != sorted(map(repr, before)))
             before = after
-        trace = Trace(flat, turn_of, results, created, changed)
+        trace = Trace(flat, turn_of, results, created, changed, created_at=where)
     trace.failures = [call_failure(env, c, r) for c, r in zip(trace.calls, trace.results)]
     return trace
 
@@ -156,15 +160,17 @@ def _trace_delta(task: Task, env: RolloutEnvironment, flat: list[ToolCall], turn
     """`trace_task` for delta classes (`rods.synth.state`): the loaded state walked once, then each call's delta."""
     classes = env.involved_classes
     seen = set().union(*(state.initial_values(env, c, task.initial_config.get(c, {}))[0] for c in classes))
-    results, created, changed = [], [], []
+    results, created, changed, where = [], [], [], []
     for call in flat:
         before = env.fork()
         results.append(env.execute(call))
-        now = scalars(walk({c: state.view(env, c) for c in classes}))
+        walked = walk({c: state.view(env, c) for c in classes})
+        now = scalars(walked)
         created.append(now - seen)
+        where.append({v: path for path, v in walked if v in created[-1]})
         seen |= now
         changed.append(not all(state.same_state(before, env, c) for c in classes))
-    return Trace(flat, turn_of, results, created, changed)
+    return Trace(flat, turn_of, results, created, changed, created_at=where)
 
 
 def produced_values(result: str, created: set) -> set:

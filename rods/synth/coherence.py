@@ -1,0 +1,421 @@
+"""Would a person ask this? Rule checks for a task's coherence (the paper's challenge C3; docs/design.md §4.11).
+
+A variant can be valid by execution and still mean nothing: values that are
+placeholders, a result fed into a parameter that means something else, writes
+that change nothing in the end, reads nobody uses, turns with no common goal.
+Each rule is a detector over a task executed on its own environment
+(`rods.synth.profile.trace_task`), and reports `Violation`s by kind:
+
+* ``degenerate_value``: a placeholder (`'None'`, `'null'`, `''`, `'Unknown'`),
+  the name of a parameter or of one of the state's attributes given as a value
+  (`'user_first_name'`, `name='books'`), or a run of zeros (`'00000'`);
+* ``precision``: a number the user would never type (7+ decimals: `35.795306000000004`)
+  that no earlier call produced;
+* ``id_as_name``: an id (`'M102'`, `'bk-203'`, `'USR001'`, `'raj_sanchez_7340'`:
+  a word ending in two or more digits, or four digits or more; not a file name)
+  given where a name, author or title is asked for;
+* ``role_mismatch_flow``: a value one call produced fed into a parameter of
+  another call that plays a different role: neither the source's role (the
+  parameter it was given as, the result field or state map it came from) nor a
+  flow the human seeds showed (`observed`) matches the parameter;
+* ``superfluous_write``: a call that changes the state, whose removal leaves the
+  task's final state unchanged (undone, redone, or overwritten later);
+* ``unused_read``: a call that changes no state, whose result no later call
+  takes (a data flow, or a later text that mentions it), whose removal changes
+  no later result nor the final state (nothing relied on what it set up: a
+  `cd` that later calls rely on is used), and whose answer its turn's query
+  does not ask for (the query neither says one of its values nor a content
+  word of its name or description; the last call of a turn is always asked
+  for); or a repeat of an earlier identical read with no write between;
+* ``no_goal``: calls that share nothing: the task's calls fall into more
+  groups than its seed's, calls joined when one feeds another, when they use a
+  common distinctive value, when one's text mentions what another returned,
+  or when they run on the same class.
+
+Rules know no domain: roles come from names (parameters, result fields, state
+paths), the domain's nouns (`Domain.nouns`) and the flows seen in human seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from rods.envs.calls import ToolCall
+from rods.envs.contract import environment_for
+from rods.envs.domain import domain_of
+from rods.synth.profile import Trace, linkable, produced_values, result_value, trace_task, value_paths
+from rods.synth.values import is_distinctive, vocabulary_of
+from rods.tasks.model import Task
+
+KINDS = ("degenerate_value", "precision", "id_as_name", "role_mismatch_flow", "superfluous_write",
+         "unused_read", "no_goal")
+
+#: Values no person gives for a parameter.
+PLACEHOLDERS = frozenset({"", "none", "null", "nil", "nan", "unknown", "undefined", "n/a", "na", "placeholder",
+                          "tbd", "todo", "xxx", "string", "value"})
+#: Parameter-name pieces that ask for a person's or a thing's name (not an id).
+NAME_ROLES = frozenset({"name", "names", "author", "title", "first", "last", "surname", "nickname"})
+#: Name pieces that say nothing about a value's role.
+GENERIC = frozenset({"id", "ids", "the", "of", "to", "a", "an", "new", "value", "values", "key", "keys", "data",
+                     "info", "item", "items", "list", "result", "results", "number", "num", "str", "text"})
+#: An id: a word ending in two or more digits (`M102`, `bk-203`, `USR001`, `raj_sanchez_7340`), or 4+ digits.
+ID_SHAPE = re.compile(r"[A-Za-z][A-Za-z_:-]*\d{2,}|\d{4,}")
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One rule broken: its kind, the call (index into the task's flattened calls, or -1) and why."""
+
+    kind: str
+    call: int
+    detail: str
+
+    def __str__(self) -> str:
+        where = f"call {self.call}: " if self.call >= 0 else ""
+        return f"{self.kind}: {where}{self.detail}"
+
+
+def pieces(name: str) -> set[str]:
+    """The lower-case words of a name (`fuelLevel`, `user_first_name`, `orders/o1#key`), plurals made singular."""
+    words = re.findall(r"[a-z]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).lower())
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words}
+
+
+def role(name: str, nouns: dict[str, str]) -> set[str]:
+    """What a parameter (or field) is about: its name's words but generic ones, and the domain's noun for it."""
+    out = pieces(name) - GENERIC
+    if name in nouns:
+        out |= pieces(nouns[name]) - GENERIC
+    return out or pieces(name)
+
+
+@dataclass(frozen=True)
+class Flow:
+    """A value call `source` produced, given to call `target` as `param`."""
+
+    source: int
+    target: int
+    param: str
+    value: Any
+
+
+def arguments_of(call: ToolCall, params: list[str]) -> list[tuple[str, Any]]:
+    """(parameter, scalar) pairs of a call, positional arguments named by `params`, lists flattened."""
+    named = dict(call.arguments)
+    for i, value in enumerate(call.args):
+        named.setdefault(params[i] if i < len(params) else f"arg{i}", value)
+    out = []
+    for param, value in named.items():
+        out.extend((param, v) for v in (value if isinstance(value, list) else [value]))
+    return out
+
+
+def flows_of(trace: Trace, params: dict[str, list[str]]) -> list[Flow]:
+    """Every data flow of a trace: for each linkable argument, the latest earlier call that produced it."""
+    produced = [produced_values(r, c) for r, c in zip(trace.results, trace.created)]
+    out = []
+    for j, call in enumerate(trace.calls):
+        for param, value in arguments_of(call, params.get(call.name, [])):
+            if not linkable(value) or not isinstance(value, (str, int, float)):
+                continue
+            source = next((i for i in range(j - 1, -1, -1) if value in produced[i]), None)
+            if source is not None:
+                out.append(Flow(source, j, param, value))
+    return out
+
+
+class Coherence:
+    """The rule checks for tasks of one environment (see the module docstring).
+
+    `observed`: (source function, target function, parameter) flows seen in the
+    environment's human seeds, which count as role-matched whatever their names.
+    """
+
+    def __init__(self, environment: str, classes: Iterable[str], observed: Iterable[tuple[str, str, str]] = ()):
+        from rods.synth.api_graph import function_docs
+
+        self.environment = environment
+        self.docs = function_docs(list(classes))
+        self.params = {name: list(doc.get("parameters", {}).get("properties", {})) for name, doc in self.docs.items()}
+        self.words = vocabulary_of(environment)
+        self.nouns: dict[str, str] = {}
+        for cls in classes:
+            self.nouns.update(domain_of(cls).nouns())
+        self.observed = set(observed)
+        self.parameter_names = {p for names in self.params.values() for p in names}
+
+    @classmethod
+    def learned(cls, seeds: list[Task]) -> Coherence:
+        """Rules for the seeds' environment, with the flows their executions show."""
+        classes = sorted({c for s in seeds for c in s.involved_classes})
+        rules = cls(seeds[0].environment, classes)
+        for seed in seeds:
+            trace = trace_task(seed)
+            rules.observed |= {(trace.calls[f.source].name, trace.calls[f.target].name, f.param)
+                               for f in flows_of(trace, rules.params)}
+        return rules
+
+    # -- the rules -----------------------------------------------------------------------------------
+
+    def violations(self, task: Task, trace: Trace | None = None, seed: Task | None = None) -> list[Violation]:
+        """Every rule the task breaks (an empty list: none); a variant's `no_goal` is judged against its seed's
+        own grouping (a seed that does two unrelated things lets its variants do so too)."""
+        allowed = 1 if seed is None else self.groups(trace_task(seed))
+        trace = trace or trace_task(task)
+        flows = flows_of(trace, self.params)
+        return [*self.degenerate_values(task, trace, flows), *self.id_as_name(trace),
+                *self.role_mismatches(trace, flows), *self.superfluous_writes(task, trace),
+                *self.unused_reads(task, trace, flows), *self.no_goal(trace, flows, allowed)]
+
+    def degenerate_values(self, task: Task, trace: Trace, flows: list[Flow]) -> list[Violation]:
+        attributes = {k for state in task.initial_config.values() for k in state}
+        fed = {(f.target, f.param) for f in flows}
+        out = []
+        for j, call in enumerate(trace.calls):
+            enum = self._enums(call.name)
+            for param, value in arguments_of(call, self.params.get(call.name, [])):
+                if value in enum.get(param, ()):
+                    continue
+                if isinstance(value, str):
+                    text = value.strip()
+                    if text.lower() in PLACEHOLDERS:
+                        out.append(Violation("degenerate_value", j, f"{call.name}({param}={value!r}): a placeholder"))
+                    elif text in self.parameter_names or text in attributes:
+                        out.append(Violation("degenerate_value", j,
+                                             f"{call.name}({param}={value!r}): a parameter or attribute name as a "
+                                             "value"))
+                    elif len(text) >= 3 and set(text) == {"0"}:
+                        out.append(Violation("degenerate_value", j, f"{call.name}({param}={value!r}): a filler"))
+                elif isinstance(value, float) and (j, param) not in fed and _decimals(value) >= 7:
+                    out.append(Violation("precision", j, f"{call.name}({param}={value!r}): no one types that"))
+        return out
+
+    def id_as_name(self, trace: Trace) -> list[Violation]:
+        out = []
+        for j, call in enumerate(trace.calls):
+            for param, value in arguments_of(call, self.params.get(call.name, [])):
+                names = pieces(param)
+                if not (names & NAME_ROLES) or names & {"id", "ids"} or not isinstance(value, str):
+                    continue
+                if ID_SHAPE.fullmatch(value) and not _file_like(value):
+                    out.append(Violation("id_as_name", j, f"{call.name}({param}={value!r}): an id where a name goes"))
+        return out
+
+    def role_mismatches(self, trace: Trace, flows: list[Flow]) -> list[Violation]:
+        out = []
+        for flow in flows:
+            source, target = trace.calls[flow.source], trace.calls[flow.target]
+            if (source.name, target.name, flow.param) in self.observed:
+                continue
+            wanted = role(flow.param, self.nouns)
+            if wanted & self._source_roles(trace, flow):
+                continue
+            out.append(Violation("role_mismatch_flow", flow.target,
+                                 f"{source.name} -> {target.name}({flow.param}={flow.value!r}): the value plays "
+                                 "another role where it comes from"))
+        return out
+
+    def superfluous_writes(self, task: Task, trace: Trace) -> list[Violation]:
+        writes = [j for j, changed in enumerate(trace.changed) if changed]
+        if not writes:
+            return []
+        final = _final_state(task, trace.calls)
+        out = []
+        for j in writes:
+            kept = trace.calls[:j] + trace.calls[j + 1:]
+            if _final_state(task, kept) == final:
+                out.append(Violation("superfluous_write", j, f"{trace.calls[j].name}: without it the task ends in "
+                                     "the same state"))
+        return out
+
+    def unused_reads(self, task: Task, trace: Trace, flows: list[Flow]) -> list[Violation]:
+        last_of_turn = {max(j for j, t in enumerate(trace.turn_of) if t == turn) for turn in set(trace.turn_of)}
+        taken = {f.source for f in flows} | self._mentioned(trace)
+        full: tuple[list[str], str] | None = None
+        out = []
+        for j, call in enumerate(trace.calls):
+            if trace.changed[j]:
+                continue
+            earlier = [i for i in range(j) if _same_call(trace.calls[i], call)]
+            if earlier and not any(trace.changed[k] for k in range(earlier[-1] + 1, j)):
+                out.append(Violation("unused_read", j, f"{call.name}: asks again what an earlier call just read"))
+                continue
+            if j in last_of_turn or j in taken or self._asked(task, trace, j):
+                continue
+            full = full or _run(task, trace.calls)
+            results, final = _run(task, trace.calls[:j] + trace.calls[j + 1:])
+            if results[j:] == full[0][j + 1:] and final == full[1]:
+                out.append(Violation("unused_read", j, f"{call.name}: nothing later uses what it reads, and the "
+                                     "turn asks for another call's answer"))
+        return out
+
+    def no_goal(self, trace: Trace, flows: list[Flow], allowed: int = 1) -> list[Violation]:
+        groups = self.groups(trace, flows)
+        if groups <= allowed:
+            return []
+        return [Violation("no_goal", -1, f"its calls fall into {groups} groups that share no value, flow or "
+                          f"class (its seed: {allowed})")]
+
+    def groups(self, trace: Trace, flows: list[Flow] | None = None) -> int:
+        """How many groups of calls share nothing (see the module docstring)."""
+        n = len(trace.calls)
+        group = list(range(n))
+
+        def find(i: int) -> int:
+            while group[i] != i:
+                group[i] = group[group[i]]
+                i = group[i]
+            return i
+
+        def join(i: int, j: int) -> None:
+            group[find(i)] = find(j)
+
+        for flow in flows if flows is not None else flows_of(trace, self.params):
+            join(flow.source, flow.target)
+        for i, j in self._mentions(trace):
+            join(i, j)
+        owners: dict[str, int] = {}
+        shared: dict[str, int] = {}
+        for j, call in enumerate(trace.calls):
+            owner = self.docs.get(call.name, {}).get("class", "")
+            join(owners.setdefault(owner, j), j)
+            for _, value in arguments_of(call, self.params.get(call.name, [])):
+                if is_distinctive(value, self.words) and isinstance(value, (str, int, float)):
+                    join(shared.setdefault(json.dumps(value), j), j)
+        return len({find(j) for j in range(n)})
+
+    def _mentions(self, trace: Trace) -> list[tuple[int, int]]:
+        """(i, j): an argument of call j mentions a distinctive word or a number (3+ digits) call i returned
+        (a result retold: "post the sorted lines", "write the total, 205 bytes")."""
+        said = [_words(r) - self.words for r in trace.results]
+        out = []
+        for j, call in enumerate(trace.calls):
+            for _, value in arguments_of(call, self.params.get(call.name, [])):
+                if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+                    out += [(i, j) for i in range(j) if _words(str(value)) & said[i]]
+        return out
+
+    def _mentioned(self, trace: Trace) -> set[int]:
+        return {i for i, _ in self._mentions(trace)}
+
+    # -- helpers ---------------------------------------------------------------------------------------
+
+    def _asked(self, task: Task, trace: Trace, j: int) -> bool:
+        """Whether call j's turn's query asks for it: says one of its values, or a content word of its name or
+        description (compared by stem)."""
+        turn = trace.turn_of[j]
+        query = " ".join(m.content for m in task.question[turn]) if turn < len(task.question) else ""
+        call = trace.calls[j]
+        if any(isinstance(v, (str, int, float)) and is_distinctive(v, self.words) and str(v).lower() in query.lower()
+               for _, v in arguments_of(call, self.params.get(call.name, []))):
+            return True
+        from rods.synth.api_graph import describe
+
+        about = _stems(call.name.replace("_", " ") + " " + describe(self.docs.get(call.name, {})).split(". ")[0])
+        return bool(about & _stems(query))
+
+    def _enums(self, function: str) -> dict[str, list[Any]]:
+        props = self.docs.get(function, {}).get("parameters", {}).get("properties", {})
+        return {p: list(spec.get("enum", [])) + list((spec.get("items") or {}).get("enum", []))
+                for p, spec in props.items()}
+
+    def _source_roles(self, trace: Trace, flow: Flow) -> set[str]:
+        """What the value meant where it came from: the source call's parameter it was given as, the result
+        field or key it sat under, the state map or field it was created in."""
+        source = trace.calls[flow.source]
+        out: set[str] = set()
+        for param, value in arguments_of(source, self.params.get(source.name, [])):
+            if value == flow.value:
+                out |= role(param, self.nouns)
+        parsed = result_value(trace.results[flow.source])
+        for path, value in value_paths(parsed):
+            if value == flow.value:
+                named = [k for k in path if isinstance(k, str)]
+                out |= role(named[-1], self.nouns) if named else set()
+        out |= _key_roles(parsed, flow.value, self.nouns)
+        where = trace.created_at[flow.source].get(flow.value) if trace.created_at else None
+        if where:
+            steps = [s for s in re.split(r"[/.]", where) if s]
+            if steps:
+                last = steps[-1]
+                if last.endswith("#key"):  # a key of a map: the map's name says what it is
+                    out |= role(steps[-2], self.nouns) if len(steps) >= 2 else set()
+                else:
+                    out |= role(last, self.nouns)
+        if not out:  # a bare result (a number, a sentence): what the source function returns
+            out = role(source.name, self.nouns)
+        return out
+
+
+def _key_roles(value: Any, wanted: Any, nouns: dict[str, str]) -> set[str]:
+    """Roles of `wanted` as a key of a dict inside a result: the dict's own key (its map's name)."""
+    out: set[str] = set()
+    stack: list[tuple[str | None, Any]] = [(None, value)]
+    while stack:
+        name, node = stack.pop()
+        if isinstance(node, dict):
+            if wanted in node and name:
+                out |= role(name, nouns)
+            stack.extend((k if isinstance(k, str) else name, v) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((name, v) for v in node)
+    return out
+
+
+def _keys(state: Any) -> set[str]:
+    out: set[str] = set()
+    stack = [state]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            out |= {k for k in node if isinstance(k, str)}
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return out
+
+
+def _file_like(value: str) -> bool:
+    return re.fullmatch(r"[\w-]+\.[A-Za-z]{1,5}", value) is not None
+
+
+def _decimals(value: float) -> int:
+    text = repr(value)
+    return len(text.split(".")[1]) if "." in text and "e" not in text else 0
+
+
+def _same_call(a: ToolCall, b: ToolCall) -> bool:
+    return a.name == b.name and a.arguments == b.arguments and a.args == b.args
+
+
+def _final_state(task: Task, calls: list[ToolCall]) -> str:
+    return _run(task, calls)[1]
+
+
+def _run(task: Task, calls: list[ToolCall]) -> tuple[list[str], str]:
+    """The results of `calls` run on a fresh environment of the task, and its final state (JSON)."""
+    env = environment_for(task)
+    results = [env.execute(call) for call in calls]
+    return results, json.dumps(env.snapshot(), sort_keys=True, default=str)
+
+
+#: Words too common to show what a query asks for.
+_PLAIN = frozenset("""the and for with from into that this what which when each every some there about
+    above after before given other only also been have will would should could does made make using used more
+    most than then them they these those your whose where just like must based returns return whether list item
+    items value values name names current file files please could want need know tell show find""".split())
+
+
+def _stems(text: str) -> set[str]:
+    return {w.rstrip("s")[:5] for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in _PLAIN}
+
+
+def _words(text: str) -> set[str]:
+    """The distinctive-looking words of a text (4+ letters, lower case) and its numbers of 3+ digits (their
+    integer part), for mentions of results."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9_.-]{3,}", text)}
+    return words | {n for n in re.findall(r"(?<![\d.])(\d{3,})(?:\.\d+)?(?![\d])", text)}
