@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from rods.llm import make_backend
+from rods.synth.api_graph import graph_for
 from rods.synth.coherence import KINDS, Coherence
 from rods.synth.leak import query_leak
 from rods.synth.novelty import novelty
@@ -62,7 +63,8 @@ def rates(rules: Coherence, tasks: list[Task], seeds: dict[str, Task] | None = N
 
 
 def measure(name: str, seeds: list[Task], per_seed: int, workers: int) -> dict:
-    rules = Coherence.learned(seeds)
+    graph = graph_for(seeds[0].environment, seeds)  # the flows its human seeds (BFCL: the train split) show
+    rules = Coherence(seeds[0].environment, sorted({c for s in seeds for c in s.involved_classes}), graph.flows)
     seed_rates, _ = rates(rules, seeds)
     pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=per_seed, workers=workers))
     start = time.perf_counter()

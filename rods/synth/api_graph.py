@@ -90,6 +90,8 @@ class APIGraph:
 
     nodes: dict[str, FunctionNode]
     edges: Counter = field(default_factory=Counter)  # (f, g) -> times seen
+    #: (f, g, parameter): a value f produced given to g as that parameter, in the tasks learned from.
+    flows: set[tuple[str, str, str]] = field(default_factory=set)
 
     @classmethod
     def from_docs(cls, classes: Iterable[str]) -> APIGraph:
@@ -111,9 +113,11 @@ class APIGraph:
     @classmethod
     def learn(cls, tasks: list[Task], classes: Iterable[str]) -> APIGraph:
         """The graph from the docs of `classes` and the executions of the tasks' ground truth."""
+        from rods.synth.coherence import flows_of
         from rods.synth.profile import data_flow_edges, trace_task
 
         graph = cls.from_docs(classes)
+        params = {name: list(node.params) for name, node in graph.nodes.items()}
         declared = {name: doc["effect"] for name, doc in function_docs(classes).items()
                     if doc.get("effect") in ("read", "write")}
         writes: Counter = Counter()
@@ -126,6 +130,8 @@ class APIGraph:
                         writes[call.name] += 1
             for i, j in data_flow_edges(trace):
                 graph.edges[(trace.calls[i].name, trace.calls[j].name)] += 1
+            graph.flows |= {(trace.calls[f.source].name, trace.calls[f.target].name, f.param)
+                            for f in flows_of(trace, params)}
         for name, node in graph.nodes.items():
             if name in declared:
                 node.effect = declared[name]  # the environment says so (@tool)

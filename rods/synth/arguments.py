@@ -27,7 +27,7 @@ import json
 import random
 import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -80,7 +80,7 @@ def _name_like(value: Any) -> bool:
     return not isinstance(value, str) or (len(value) <= 40 and not any(ch.isspace() or ch in "'\"" for ch in value))
 
 
-def fits(value: Any, kind: str) -> bool:
+def fits_type(value: Any, kind: str) -> bool:
     """Whether a scalar can be passed to a parameter of JSON type `kind`."""
     if isinstance(value, bool):
         return kind == "boolean"
@@ -119,13 +119,15 @@ class ArgumentProposer:
         return [(p, props.get(p, {})) for p in doc.get("required", [])]
 
     def propose(self, function: str, env: RolloutEnvironment, feeds: dict[int, list[list[Any]]],
-                limit: int = 8, reading: bool = False) -> Iterator[tuple[dict[str, Any], dict[str, int]]]:
+                limit: int = 8, reading: bool = False, fits: Callable[[int, str, Any], bool] | None = None
+                ) -> Iterator[tuple[dict[str, Any], dict[str, int]]]:
         """Up to `limit` (arguments, fed) pairs; `fed` maps a parameter to the source call it takes a value from.
 
         `feeds` holds, per source call that must feed this one, the values it
         produced in tiers, best first (result values, created values, result keys).
         A `reading` call (one that must not change the state) takes names from the
-        state rather than fresh ones whenever the state has any.
+        state rather than fresh ones whenever the state has any. `fits(source, parameter, value)`,
+        if given, says whether a fed value may play that parameter's role.
         """
         params = self.params(function)
         owner = self.docs.get(function, {}).get("class")
@@ -142,7 +144,8 @@ class ArgumentProposer:
                 placed = False
                 for k in list(free):
                     name, spec = params[k]
-                    value = self._fed_value(name, spec, values)
+                    value = self._fed_value(name, spec, values,
+                                            None if fits is None else lambda v, s=src, p=name: fits(s, p, v))
                     if value is not None:
                         arguments[name], fed[name] = value, src
                         free.remove(k)
@@ -164,13 +167,15 @@ class ArgumentProposer:
 
     # ------------------------------------------------------------ values
 
-    def _fed_value(self, name: str, spec: dict[str, Any], tiers: list[list[Any]]) -> Any:
+    def _fed_value(self, name: str, spec: dict[str, Any], tiers: list[list[Any]],
+                   fits: Callable[[Any], bool] | None = None) -> Any:
         kind = spec.get("type", "string")
         item = (spec.get("items") or {}).get("type", "string") if kind == "array" else kind
         naming = bool(tokens(name) & NAMING_WORDS)
         text = bool(tokens(name) & TEXT_WORDS)  # free text takes a distinctive value, not a word like "lines"
-        fitting = [[v for v in tier if fits(v, item) and not (naming and not _name_like(v))
-                    and not (text and not is_distinctive(v, self.remapper.vocabulary))] for tier in tiers]
+        fitting = [[v for v in tier if fits_type(v, item) and not (naming and not _name_like(v))
+                    and not (text and not is_distinctive(v, self.remapper.vocabulary))
+                    and (fits is None or fits(v))] for tier in tiers]
         fitting = [tier for tier in fitting if tier]
         if not fitting:
             return None
@@ -274,7 +279,7 @@ def _matches(segment: Segment, parts: frozenset[str], want: frozenset[str], kind
     memo = None if key is None else (key, parts, kind)
     if memo is not None and memo in _MATCHES:
         return _MATCHES[memo]
-    ranked = [(0 if last & parts else 1, v) for _, last, context, v in values if context & want and fits(v, kind)]
+    ranked = [(0 if last & parts else 1, v) for _, last, context, v in values if context & want and fits_type(v, kind)]
     best = min((r for r, _ in ranked), default=None)
     out = (best, [v for r, v in ranked if r == best])
     if memo is not None:

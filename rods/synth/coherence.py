@@ -49,10 +49,12 @@ from rods.envs.contract import environment_for
 from rods.envs.domain import domain_of
 from rods.synth.profile import Trace, linkable, produced_values, result_value, trace_task, value_paths
 from rods.synth.values import is_distinctive, vocabulary_of
-from rods.tasks.model import Task
+from rods.tasks.model import Task, content_hash
 
 KINDS = ("degenerate_value", "precision", "id_as_name", "role_mismatch_flow", "superfluous_write",
          "unused_read", "no_goal")
+#: The rules a ground truth can be held to before its queries exist (`unused_read` then only finds repeats).
+PLAN_KINDS = KINDS
 
 #: Values no person gives for a parameter.
 PLACEHOLDERS = frozenset({"", "none", "null", "nil", "nan", "unknown", "undefined", "n/a", "na", "placeholder",
@@ -136,6 +138,7 @@ class Coherence:
     """
 
     def __init__(self, environment: str, classes: Iterable[str], observed: Iterable[tuple[str, str, str]] = ()):
+        self.observed: set[tuple[str, str, str]] = set()
         from rods.synth.api_graph import function_docs
 
         self.environment = environment
@@ -145,31 +148,49 @@ class Coherence:
         self.nouns: dict[str, str] = {}
         for cls in classes:
             self.nouns.update(domain_of(cls).nouns())
-        self.observed = set(observed)
+        self.observe(observed)
+        self._seed_groups: dict[str, int] = {}
         self.parameter_names = {p for names in self.params.values() for p in names}
+
+    def observe(self, flows: Iterable[tuple[str, str, str]]) -> None:
+        """Count (source function, target function, parameter) flows as role-matched, and any flow from that
+        source function into a parameter of that name."""
+        self.observed |= set(flows)
+        self.observed_into = {(f, p) for f, _, p in self.observed}
 
     @classmethod
     def learned(cls, seeds: list[Task]) -> Coherence:
         """Rules for the seeds' environment, with the flows their executions show."""
         classes = sorted({c for s in seeds for c in s.involved_classes})
-        rules = cls(seeds[0].environment, classes)
-        for seed in seeds:
-            trace = trace_task(seed)
-            rules.observed |= {(trace.calls[f.source].name, trace.calls[f.target].name, f.param)
-                               for f in flows_of(trace, rules.params)}
-        return rules
+        return cls(seeds[0].environment, classes, observed_flows(seeds, rules_params(classes)))
 
     # -- the rules -----------------------------------------------------------------------------------
 
-    def violations(self, task: Task, trace: Trace | None = None, seed: Task | None = None) -> list[Violation]:
-        """Every rule the task breaks (an empty list: none); a variant's `no_goal` is judged against its seed's
-        own grouping (a seed that does two unrelated things lets its variants do so too)."""
-        allowed = 1 if seed is None else self.groups(trace_task(seed))
+    def violations(self, task: Task, trace: Trace | None = None, seed: Task | None = None,
+                   kinds: Iterable[str] = KINDS, queries: bool = True) -> list[Violation]:
+        """Every rule of `kinds` the task breaks (an empty list: none); a variant's `no_goal` is judged against
+        its seed's own grouping (a seed that does two unrelated things lets its variants do so too). Without
+        `queries` (a ground truth whose queries are not written yet), `unused_read` finds only repeats."""
+        wanted = set(kinds)
+        allowed = 1 if seed is None or "no_goal" not in wanted else self.seed_groups(seed)
         trace = trace or trace_task(task)
         flows = flows_of(trace, self.params)
-        return [*self.degenerate_values(task, trace, flows), *self.id_as_name(trace),
-                *self.role_mismatches(trace, flows), *self.superfluous_writes(task, trace),
-                *self.unused_reads(task, trace, flows), *self.no_goal(trace, flows, allowed)]
+        found = [*self.degenerate_values(task, trace, flows), *self.id_as_name(trace),
+                 *self.role_mismatches(trace, flows)]
+        if "superfluous_write" in wanted:
+            found += self.superfluous_writes(task, trace)
+        if "unused_read" in wanted:
+            found += self.unused_reads(task, trace, flows, queries)
+        if "no_goal" in wanted:
+            found += self.no_goal(trace, flows, allowed)
+        return [v for v in found if v.kind in wanted]
+
+    def seed_groups(self, seed: Task) -> int:
+        """`groups` of a seed's ground truth, computed once per seed content."""
+        key = content_hash(seed)
+        if key not in self._seed_groups:
+            self._seed_groups[key] = self.groups(trace_task(seed))
+        return self._seed_groups[key]
 
     def degenerate_values(self, task: Task, trace: Trace, flows: list[Flow]) -> list[Violation]:
         attributes = {k for state in task.initial_config.values() for k in state}
@@ -205,14 +226,21 @@ class Coherence:
                     out.append(Violation("id_as_name", j, f"{call.name}({param}={value!r}): an id where a name goes"))
         return out
 
+    def flow_fits(self, source: ToolCall, result: str, created_at: dict[Any, str], target: str, param: str,
+                  value: Any) -> bool:
+        """Whether `value`, which call `source` produced (its result, or created at `created_at[value]`), plays
+        the role of `target`'s parameter `param`: a flow the seeds showed from that function into that parameter,
+        or a role in common (see `source_roles`)."""
+        if (source.name, param) in self.observed_into or (source.name, target, param) in self.observed:
+            return True
+        return bool(role(param, self.nouns) & self.source_roles(source, result, created_at, value))
+
     def role_mismatches(self, trace: Trace, flows: list[Flow]) -> list[Violation]:
         out = []
         for flow in flows:
             source, target = trace.calls[flow.source], trace.calls[flow.target]
-            if (source.name, target.name, flow.param) in self.observed:
-                continue
-            wanted = role(flow.param, self.nouns)
-            if wanted & self._source_roles(trace, flow):
+            created_at = trace.created_at[flow.source] if trace.created_at else {}
+            if self.flow_fits(source, trace.results[flow.source], created_at, target.name, flow.param, flow.value):
                 continue
             out.append(Violation("role_mismatch_flow", flow.target,
                                  f"{source.name} -> {target.name}({flow.param}={flow.value!r}): the value plays "
@@ -232,7 +260,7 @@ class Coherence:
                                      "the same state"))
         return out
 
-    def unused_reads(self, task: Task, trace: Trace, flows: list[Flow]) -> list[Violation]:
+    def unused_reads(self, task: Task, trace: Trace, flows: list[Flow], queries: bool = True) -> list[Violation]:
         last_of_turn = {max(j for j, t in enumerate(trace.turn_of) if t == turn) for turn in set(trace.turn_of)}
         taken = {f.source for f in flows} | self._mentioned(trace)
         full: tuple[list[str], str] | None = None
@@ -244,7 +272,7 @@ class Coherence:
             if earlier and not any(trace.changed[k] for k in range(earlier[-1] + 1, j)):
                 out.append(Violation("unused_read", j, f"{call.name}: asks again what an earlier call just read"))
                 continue
-            if j in last_of_turn or j in taken or self._asked(task, trace, j):
+            if not queries or j in last_of_turn or j in taken or self._asked(task, trace, j):
                 continue
             full = full or _run(task, trace.calls)
             results, final = _run(task, trace.calls[:j] + trace.calls[j + 1:])
@@ -308,7 +336,9 @@ class Coherence:
         """Whether call j's turn's query asks for it: says one of its values, or a content word of its name or
         description (compared by stem)."""
         turn = trace.turn_of[j]
-        query = " ".join(m.content for m in task.question[turn]) if turn < len(task.question) else ""
+        while turn > 0 and not task.question[turn]:  # a reveal turn: the request is the turn before it
+            turn -= 1
+        query = " ".join(m.content for m in task.question[turn])
         call = trace.calls[j]
         if any(isinstance(v, (str, int, float)) and is_distinctive(v, self.words) and str(v).lower() in query.lower()
                for _, v in arguments_of(call, self.params.get(call.name, []))):
@@ -323,21 +353,20 @@ class Coherence:
         return {p: list(spec.get("enum", [])) + list((spec.get("items") or {}).get("enum", []))
                 for p, spec in props.items()}
 
-    def _source_roles(self, trace: Trace, flow: Flow) -> set[str]:
-        """What the value meant where it came from: the source call's parameter it was given as, the result
-        field or key it sat under, the state map or field it was created in."""
-        source = trace.calls[flow.source]
+    def source_roles(self, source: ToolCall, result: str, created_at: dict[Any, str], value: Any) -> set[str]:
+        """What a value meant where it came from: the source call's parameter it was given as, the result
+        field or key it sat under, the state map or field it was created in; else what the source returns."""
         out: set[str] = set()
-        for param, value in arguments_of(source, self.params.get(source.name, [])):
-            if value == flow.value:
+        for param, given in arguments_of(source, self.params.get(source.name, [])):
+            if given == value:
                 out |= role(param, self.nouns)
-        parsed = result_value(trace.results[flow.source])
-        for path, value in value_paths(parsed):
-            if value == flow.value:
+        parsed = result_value(result)
+        for path, leaf in value_paths(parsed):
+            if leaf == value:
                 named = [k for k in path if isinstance(k, str)]
                 out |= role(named[-1], self.nouns) if named else set()
-        out |= _key_roles(parsed, flow.value, self.nouns)
-        where = trace.created_at[flow.source].get(flow.value) if trace.created_at else None
+        out |= _key_roles(parsed, value, self.nouns)
+        where = created_at.get(value)
         if where:
             steps = [s for s in re.split(r"[/.]", where) if s]
             if steps:
@@ -349,6 +378,55 @@ class Coherence:
         if not out:  # a bare result (a number, a sentence): what the source function returns
             out = role(source.name, self.nouns)
         return out
+
+
+def retellings(trace: Trace, params: dict[str, list[str]], vocabulary: frozenset[str]) -> dict[tuple[int, str], int]:
+    """(call j, text parameter) -> the earlier call i whose result the text retells: it mentions a distinctive word
+    or number i returned without being a value i produced (a post of a file's lines, a note of a total)."""
+    produced = [produced_values(r, c) for r, c in zip(trace.results, trace.created)]
+    said = [_words(r) - vocabulary for r in trace.results]
+    out: dict[tuple[int, str], int] = {}
+    for j, call in enumerate(trace.calls):
+        for param, value in arguments_of(call, params.get(call.name, [])):
+            if not isinstance(value, str) or (j, param) in out or any(value in produced[i] for i in range(j)):
+                continue
+            mine = _words(value)
+            source = next((i for i in range(j - 1, -1, -1) if mine & said[i]), None)
+            if source is not None:
+                out[(j, param)] = source
+    return out
+
+
+def retelling(result: str) -> str | None:
+    """A text that retells a result without being one of its values: its text values joined (several), or the
+    words of its one text value but the last (one of three words or more); None for anything shorter."""
+    texts = [str(v) for _, v in value_paths(result_value(result)) if _tellable(v)]
+    if len(texts) >= 2:
+        return ", ".join(texts[:6])
+    words = texts[0].split() if texts else []
+    return " ".join(words[:-1]) if len(words) >= 3 else None
+
+
+def _tellable(value: Any) -> bool:
+    if isinstance(value, str):
+        return bool(value.strip()) and value != "None"
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def rules_params(classes: list[str]) -> dict[str, list[str]]:
+    """Function -> its parameters in doc order, for the classes."""
+    from rods.synth.api_graph import function_docs
+
+    return {name: list(doc.get("parameters", {}).get("properties", {})) for name, doc in function_docs(classes).items()}
+
+
+def observed_flows(tasks: Iterable[Task], params: dict[str, list[str]]) -> set[tuple[str, str, str]]:
+    """(source function, target function, parameter) of every data flow in the tasks' executed ground truths."""
+    out = set()
+    for task in tasks:
+        trace = trace_task(task)
+        out |= {(trace.calls[f.source].name, trace.calls[f.target].name, f.param) for f in flows_of(trace, params)}
+    return out
 
 
 def _key_roles(value: Any, wanted: Any, nouns: dict[str, str]) -> set[str]:
@@ -407,7 +485,7 @@ def _run(task: Task, calls: list[ToolCall]) -> tuple[list[str], str]:
 _PLAIN = frozenset("""the and for with from into that this what which when each every some there about
     above after before given other only also been have will would should could does made make using used more
     most than then them they these those your whose where just like must based returns return whether list item
-    items value values name names current file files please could want need know tell show find""".split())
+    items value values name names current file files please could want need know""".split())
 
 
 def _stems(text: str) -> set[str]:

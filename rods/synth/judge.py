@@ -15,11 +15,15 @@ The five criteria of docs/design.md §4.5, each a :class:`Verdict` (pass + reaso
 * ``natural``: queries read like a real user: no function names or call syntax,
   and no recited description or parameter name (:func:`rods.synth.leak.leaks`)
   (deterministic, for every backend), then the backend's verdict.
-* ``structure``: miss_func / miss_param in BFCL's exact representation.
+* ``structure``: miss_func / miss_param in BFCL's exact representation;
+* ``coherence`` (when the pipeline gives the rules): no read is left unused,
+  now that the queries say what the user asks for (`rods.synth.coherence`; the
+  ground truth's other rules are checked when it runs, before the rewrite);
+  the reason names the rule.
 
-Diagnosis: a failed ``progress`` or ``structure`` is a ground-truth fault (the
-candidate is discarded); a failed ``intent``, ``values`` or ``natural`` is a
-query fault (sent back to the rewriter once).
+Diagnosis: a failed ``progress``, ``structure`` or ``coherence`` is a
+ground-truth fault (the candidate is discarded); a failed ``intent``,
+``values`` or ``natural`` is a query fault (sent back to the rewriter once).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rods.llm.base import LLMBackend
 from rods.llm.schema import MAX_REASON_CHARS, closed_object
+from rods.synth.coherence import Coherence
 from rods.synth.executor import Execution
 from rods.synth.leak import leaks
 from rods.synth.profile import result_value, trace_task, value_paths
@@ -40,7 +45,7 @@ from rods.synth.values import is_distinctive, leaves, vocabulary_of
 from rods.tasks.model import Task
 
 QUERY_CRITERIA = ("intent", "values", "natural")
-GT_CRITERIA = ("progress", "structure")
+GT_CRITERIA = ("progress", "structure", "coherence")
 
 class CriterionVerdict(BaseModel):
     """One criterion's verdict as the judge model writes it (``pass`` is a Python keyword, hence the alias)."""
@@ -119,9 +124,13 @@ class Judge:
     def __init__(self, backend: LLMBackend):
         self.backend = backend
 
-    def judge(self, task: Task, execution: Execution, turns: list[dict[str, Any]]) -> Judgement:
+    def judge(self, task: Task, execution: Execution, turns: list[dict[str, Any]],
+              coherence: Coherence | None = None, seed: Task | None = None) -> Judgement:
         queries = [" ".join(m.content for m in q) for q in task.question]
         out = Judgement()
+        if coherence is not None:  # the ground truth's own rules were checked when it ran: the queries' one now
+            broken = coherence.violations(task, seed=seed, kinds=("unused_read",))
+            out.verdicts["coherence"] = Verdict(not broken, str(broken[0]) if broken else "no rule broken")
         out.verdicts["intent"] = self._intent(queries, turns, vocabulary_of(task.environment))
         out.verdicts["values"] = self._values(task, execution, queries, turns)
         out.verdicts["progress"] = self._progress(task, execution)
@@ -171,6 +180,7 @@ class Judge:
         words = vocabulary_of(task.environment)
         produced: set[str] = set()
         described = {c["index"]: t["turn"] for t in turns for c in t["calls"]}
+        retold = {text for t in turns for c in t["calls"] for text in _retold_text(execution, c)}
         said_until: list[str] = []
         text = ""
         for q in queries:
@@ -185,6 +195,8 @@ class Judge:
                 if not is_distinctive(value, words) or _mentions(said, value):
                     continue
                 if json.dumps(value) in config_values or json.dumps(value) in produced:
+                    continue
+                if isinstance(value, str) and value in retold:  # a text that retells an earlier result
                     continue
                 return Verdict(False, f"{call.name}: value {value!r} is neither said by the user nor in the state")
             produced.update(json.dumps(v) for _, v in value_paths(result_value(execution.results[j])))
@@ -203,6 +215,12 @@ class Judge:
                                for j in idx):
                 return Verdict(False, f"turn {t}: its calls neither change the state nor return anything")
         return Verdict(True, "every turn's calls run and change the state or return something")
+
+
+def _retold_text(execution: Execution, call: dict[str, Any]) -> list[str]:
+    """The values of a call's arguments that retell an earlier result (the context's `retold` parameters)."""
+    arguments = execution.calls[call["index"]].arguments
+    return [arguments[p] for p in call.get("retold", []) if isinstance(arguments.get(p), str)]
 
 
 def _code_like(queries: list[str], functions: set[str]) -> Verdict | None:

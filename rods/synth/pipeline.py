@@ -33,6 +33,7 @@ from rods.llm.base import LLMBackend, LLMError
 from rods.llm.stats import merge_snapshots, per_accepted
 from rods.synth.api_graph import APIGraph, graph_for
 from rods.synth.augmenter import KINDS as AUGMENT_KINDS, augment, expected_profile
+from rods.synth.coherence import PLAN_KINDS, Coherence, Violation
 from rods.synth.ensemble import Router, backbone_names
 from rods.synth.executor import Execution, Executor
 from rods.synth.gate import Gate, Rejected
@@ -60,6 +61,7 @@ class Pipeline:
         self.config = config or SynthConfig()
         self._graph = graph
         self._planners: dict[str, Planner] = {}  # environment -> its planner (its own API graph)
+        self._coherence: dict[tuple[str, int], Coherence] = {}  # (environment, graph) -> its rules
         self.executor = Executor(backend, llm_patches=self.config.feedback_repair)
         self.rewriter = Rewriter(backend)
         self.judge = Judge(backend)
@@ -104,7 +106,8 @@ class Pipeline:
                     self.backend, graph, PlannerConfig(candidates=self.config.candidates,
                                                        narrative=self.config.narrative,
                                                        same_counts=self.config.same_counts,
-                                                       seed_function_weight=self.config.seed_function_weight))
+                                                       seed_function_weight=self.config.seed_function_weight,
+                                                       skill_overlap=self.config.skill_overlap))
             return planner
 
     def _covers(self, environment: str, seeds: Sequence[Task]) -> bool:
@@ -246,10 +249,20 @@ class Pipeline:
                 planner.remember_failure(seed, function, position)
                 blacklist.add((position, function))
             if execution.ok:
-                variant_profile = profile_of(self._candidate(seed, plan, execution, index, attempts))
-                if variant_profile.matches(seed_profile, same_counts=cfg.same_counts):
+                candidate = self._candidate(seed, plan, execution, index, attempts)
+                variant_profile = profile_of(candidate)
+                broken = self._incoherent(plan, candidate) if variant_profile.matches(
+                    seed_profile, same_counts=cfg.same_counts) else None
+                if variant_profile.matches(seed_profile, same_counts=cfg.same_counts) and not broken:
                     stats.passed["execute"] += 1
                     return plan, execution, attempts
+                if broken:  # re-plan around the call that broke a rule (any position for task-wide rules)
+                    last = f"coherence:{broken.kind}"
+                    if broken.call >= 0:
+                        blacklist.add((broken.call, plan.calls[broken.call].name))
+                        planner.remember_failure(seed, plan.calls[broken.call].name, broken.call)
+                    replan = True
+                    continue
                 last = "profile_mismatch:" + ",".join(seed_profile.mismatches(variant_profile,
                                                                              same_counts=cfg.same_counts))
                 blacklist.update((j, c.name) for j, c in enumerate(plan.calls) if c.name != c.original)
@@ -291,16 +304,38 @@ class Pipeline:
         if not cfg.judge:
             return task
         stats.attempts["judge"] += 1
-        judgement = self.judge.judge(task, execution, turns)
+        rules = self.coherence_for(plan.seed) if cfg.coherence else None
+        judgement = self.judge.judge(task, execution, turns, rules, plan.seed)
         if judgement.fault == "query" and cfg.rewrite and cfg.feedback_repair:
             queries = self.rewriter.rewrite(plan, execution, feedback=judgement.failed_reasons(), turns=turns)
             task = Task.model_validate({**task.model_dump(), "question": with_queries(plan.seed, queries)})
-            judgement = self.judge.judge(task, execution, turns)
+            judgement = self.judge.judge(task, execution, turns, rules, plan.seed)
         if not judgement.passed:
-            raise Rejected(f"judge:{judgement.fault}:{judgement.failed_reasons()[0].split(':')[0]}")
+            reason = judgement.failed_reasons()[0].split(":")
+            if reason[0] == "coherence":  # counted by rule: judge:coherence:<rule>
+                raise Rejected(f"judge:coherence:{reason[1].strip()}")
+            raise Rejected(f"judge:{judgement.fault}:{reason[0]}")
         stats.passed["judge"] += 1
         task.provenance.verdicts = judgement.to_dict()
         return task
+
+    def coherence_for(self, seed: Task) -> Coherence:
+        """The coherence rules of a seed's environment, with the flows its API graph saw in human seeds."""
+        graph = self.planner_for(seed.environment).graph
+        key = (seed.environment, id(graph))
+        with self._lock:
+            rules = self._coherence.get(key)
+            if rules is None:
+                classes = sorted({n.api_class for n in graph.nodes.values()} | set(seed.involved_classes))
+                rules = self._coherence[key] = Coherence(seed.environment, classes, graph.flows)
+            return rules
+
+    def _incoherent(self, plan: Plan, candidate: Task) -> Violation | None:
+        """The first coherence rule a ground truth breaks before its queries exist (`PLAN_KINDS`), if any."""
+        if not self.config.coherence:
+            return None
+        broken = self.coherence_for(plan.seed).violations(candidate, seed=plan.seed, kinds=PLAN_KINDS, queries=False)
+        return broken[0] if broken else None
 
     def _candidate(self, seed: Task, plan: Plan, execution: Execution, index: int, attempts: int) -> Task:
         gen = seed.provenance.generation + self.config.generation_offset

@@ -49,6 +49,7 @@ class PlannedCall:
     held_out: bool = False
     user_value: bool = False
     suggested: dict[str, Any] = field(default_factory=dict)  # the backend's values for `name`, tried first
+    retold: dict[str, int] = field(default_factory=dict)  # text parameter -> the earlier position it retells
 
     def tool_call(self) -> ToolCall:
         return ToolCall(self.name, dict(self.arguments), tuple(self.args))
@@ -70,6 +71,8 @@ class Plan:
     held_positions: dict[str, list[int]] = field(default_factory=dict)  # reveal turn -> positions held out
     held_uncalled: dict[str, int] = field(default_factory=dict)  # reveal turn -> held-out functions never called
     candidates: list[list[str]] = field(default_factory=list)  # the sequences offered to the backend
+    #: (f, g, parameter) flows the API graph saw in human seeds: they count as role-matched (`rods.synth.coherence`).
+    observed_flows: frozenset = frozenset()
 
     def name_held_out(self) -> None:
         """miss_func, after a run: the held-out functions are those that ran at the held-out positions, plus,

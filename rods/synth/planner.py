@@ -42,7 +42,7 @@ import math
 import random
 import threading
 from collections import Counter, defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import BaseModel, Field, create_model
@@ -51,6 +51,8 @@ from rods.envs.domain import domain_of, domain_of_task
 from rods.llm.base import LLMBackend
 from rods.llm.schema import MAX_REASON_CHARS, SCALAR, closed_object
 from rods.synth.api_graph import APIGraph
+from rods.synth.arguments import TEXT_WORDS, tokens
+from rods.synth.coherence import retellings
 from rods.synth.initial_config import materialize_config
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import (
@@ -79,6 +81,8 @@ class PlannerConfig:
         alternatives: graph-valid fallback functions listed per position.
         seed_function_weight: the weight factor of a position's own seed function
             (below 1: away from the seed's calls).
+        skill_overlap: the band of Jaccard similarity between the seed's and a candidate's
+            function sets that candidates are kept in (others only when none is inside).
     """
 
     candidates: int = 4
@@ -87,6 +91,7 @@ class PlannerConfig:
     same_counts: bool = True
     alternatives: int = 12
     seed_function_weight: float = 0.25
+    skill_overlap: tuple[float, float] = (0.3, 0.7)
 
 
 @dataclass
@@ -100,6 +105,8 @@ class Slot:
     changed: bool
     held_out: bool = False
     user_value: bool = False
+    #: Text parameters of the seed's call here that retell an earlier position's result -> that position.
+    retells: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -115,12 +122,16 @@ class SeedAnalysis:
 
 
 def seed_slots(seed: Task, trace: Trace, profile: ComplexityProfile, graph: APIGraph) -> list[Slot]:
-    """Φ per position: the seed's turn, class, data-flow sources and effect; held-out and miss_param roles."""
+    """Φ per position: the seed's turn, class, data-flow sources and effect; held-out and miss_param roles;
+    and which of its text arguments retell an earlier result (`rods.synth.coherence.retellings`)."""
     slots = []
+    params = {name: list(node.params) for name, node in graph.nodes.items()}
+    told = retellings(trace, params, vocabulary_of(seed.environment))
     for j, call in enumerate(trace.calls):
         node = graph.nodes.get(call.name)
         sources = tuple(sorted(i for i, k in profile.edges if k == j))
-        slots.append(Slot(trace.turn_of[j], node.api_class if node else "", call.name, sources, trace.changed[j]))
+        slots.append(Slot(trace.turn_of[j], node.api_class if node else "", call.name, sources, trace.changed[j],
+                          retells={p: i for (k, p), i in told.items() if k == j}))
     for k, names in seed.reveal_turns().items():
         for name in names:
             at = next((j for j, c in enumerate(trace.calls) if c.name == name and trace.turn_of[j] >= k), None)
@@ -233,21 +244,14 @@ class Planner:
             slots = _drop_isolated_read(slots, info.profile, local)
         narrative = self.write_narrative(seed, rng_seed) if self.config.narrative else None
         banned = self._banned(seed, blacklist)
-        candidates = []
-        for _ in range(max(1, self.config.candidates) * 3):
-            sequence = self._sample(seed, slots, banned, local)
-            if sequence is not None and sequence not in candidates:
-                candidates.append(sequence)
-            if len(candidates) >= self.config.candidates:
-                break
-        if not candidates:  # nothing graph-valid avoids the blacklist: fall back to the seed's functions
-            candidates = [[s.seed_function for s in slots]]
+        candidates = self._candidates(seed, slots, banned, local)
         index, suggested = self._choose(candidates, slots, narrative, local)
         chosen = candidates[index]
         with self._lock:
             for j, name in enumerate(chosen):
                 self.usage[seed.id][j][name] += 1
         calls = [PlannedCall(name, turn=slot.turn, original=slot.seed_function, sources=slot.sources,
+                             retold=self._retold(name, slot),
                              alternatives=self._alternatives(j, chosen, slots, banned, seed), changed=slot.changed,
                              held_out=slot.held_out, user_value=slot.user_value, suggested=suggested.get(j, {}))
                  for j, (name, slot) in enumerate(zip(chosen, slots))]
@@ -256,7 +260,7 @@ class Planner:
         uncalled = {k: len(names) - len(held[k]) for k, names in seed.missed_function.items()}
         subs = {j: name for j, (name, slot) in enumerate(zip(chosen, slots)) if name != slot.seed_function}
         return Plan(seed, calls, config, narrative, copy.deepcopy(seed.missed_function), remapper, attempt, rng_seed,
-                    subs, held, uncalled, candidates)
+                    subs, held, uncalled, candidates, frozenset(self.graph.flows))
 
     # ------------------------------------------------------------ sequence
 
@@ -268,16 +272,62 @@ class Planner:
             out.add(item if isinstance(item, tuple) else (None, item))
         return out
 
-    def _pool(self, j: int, slot: Slot, prefix: list[str], banned: set) -> list[str]:
+    def _retold(self, name: str, slot: Slot) -> dict[str, int]:
+        """The seed's retellings at a position, on the variant function's parameters: the same parameter, or
+        its first required text parameter (`content`, `message`, ...)."""
+        node = self.graph.nodes.get(name)
+        if node is None or not slot.retells:
+            return {}
+        texts = [p for p in node.required if node.params.get(p) in ("string", "str") and tokens(p) & TEXT_WORDS]
+        out = {}
+        for param, source in slot.retells.items():
+            target = param if param in node.params else (texts[0] if texts else None)
+            if target is not None:
+                out[target] = source
+        return out
+
+    def _candidates(self, seed: Task, slots: list[Slot], banned: set, rng: random.Random) -> list[list[str]]:
+        """Up to `candidates` distinct sampled sequences whose skill overlap with the seed is inside the band
+        and which keep one of the seed's write functions (if it has any); when a round of draws finds none
+        inside, the next round weighs the seed's own functions more (x4 a round); the nearest ones are used
+        when no round does."""
+        low, high = self.config.skill_overlap
+        mine = {s.seed_function for s in slots}
+        writes = {s.seed_function for s in slots if s.changed}
+        scored: list[tuple[float, list[str]]] = []
+        for boost in (1.0, 4.0, 16.0):
+            for _ in range(max(1, self.config.candidates) * 4):
+                sequence = self._sample(seed, slots, banned, rng, boost)
+                if sequence is None or any(sequence == s for _, s in scored):
+                    continue
+                overlap = len(mine & set(sequence)) / len(mine | set(sequence))
+                miss = max(low - overlap, overlap - high, 0.0) + (0.5 if writes and not writes & set(sequence) else 0)
+                scored.append((miss, sequence))
+                if sum(m == 0 for m, _ in scored) >= self.config.candidates:
+                    break
+            if any(m == 0 for m, _ in scored):
+                break
+        if not scored:  # nothing graph-valid avoids the blacklist: fall back to the seed's functions
+            return [[s.seed_function for s in slots]]
+        scored.sort(key=lambda item: item[0])  # stable: in-band ones first, in the order drawn
+        inside = [s for m, s in scored if m == 0]
+        return (inside or [s for _, s in scored])[: self.config.candidates]
+
+    def _pool(self, j: int, slot: Slot, prefix: list[str], banned: set, slots: list[Slot] | None = None) -> list[str]:
         pool = [n for n in self._by_class.get(slot.api_class, [slot.seed_function])
                 if (j, n) not in banned and (None, n) not in banned]
+        if slots is not None:  # the same argument-free read again, nothing written since: it would only repeat
+            fresh = [n for n in pool if not (self.graph.nodes[n].effect == "read" and not self.graph.nodes[n].required
+                                             and self._read_since_write(n, prefix, slots))]
+            pool = fresh or pool
         if slot.held_out:
             pool = [n for n in pool if n not in prefix]
         if slot.sources:
             pool = [n for n in pool if self.graph.nodes[n].required]  # it must take a value from its sources
         return pool
 
-    def _weight(self, j: int, name: str, slot: Slot, prefix: list[str], slots: list[Slot], seed: Task) -> float:
+    def _weight(self, j: int, name: str, slot: Slot, prefix: list[str], slots: list[Slot], seed: Task,
+                boost: float = 1.0) -> float:
         node = self.graph.nodes[name]
         want = "write" if slot.changed else "read"
         w = 3.0 if node.effect == want else 1.0 if node.effect == "unknown" else 0.15
@@ -287,24 +337,34 @@ class Planner:
         for consumer in {s.api_class for s in slots[j + 1:] if j in s.sources}:  # it must feed later classes
             w *= 4.0 if consumer in self._feeds.get(name, ()) else 0.2
         if name == slot.seed_function:
-            w *= self.config.seed_function_weight
+            w *= self.config.seed_function_weight * boost
         with self._lock:
             w *= 0.5 ** self.usage[seed.id][j][name]
         return w
 
-    def _sample(self, seed: Task, slots: list[Slot], banned: set, rng: random.Random) -> list[str] | None:
+    def _read_since_write(self, name: str, prefix: list[str], slots: list[Slot]) -> bool:
+        """Whether `name` ran since the last position that writes."""
+        for j in range(len(prefix) - 1, -1, -1):
+            if prefix[j] == name:
+                return True
+            if slots[j].changed:
+                return False
+        return False
+
+    def _sample(self, seed: Task, slots: list[Slot], banned: set, rng: random.Random,
+                boost: float = 1.0) -> list[str] | None:
         prefix: list[str] = []
         for j, slot in enumerate(slots):
-            pool = self._pool(j, slot, prefix, banned)
+            pool = self._pool(j, slot, prefix, banned, slots)
             if not pool:
                 return None
-            weights = [self._weight(j, n, slot, prefix, slots, seed) for n in pool]
+            weights = [self._weight(j, n, slot, prefix, slots, seed, boost) for n in pool]
             prefix.append(rng.choices(pool, weights=weights)[0])
         return prefix
 
     def _alternatives(self, j: int, chosen: list[str], slots: list[Slot], banned: set, seed: Task) -> list[str]:
         """Other graph-valid functions for position j, best first (the executor's fallbacks)."""
-        pool = [n for n in self._pool(j, slots[j], chosen[:j], banned) if n != chosen[j]]
+        pool = [n for n in self._pool(j, slots[j], chosen[:j], banned, slots) if n != chosen[j]]
         pool.sort(key=lambda n: -self._weight(j, n, slots[j], chosen, slots, seed))
         return pool[: self.config.alternatives]
 

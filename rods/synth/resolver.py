@@ -8,7 +8,9 @@ call. A resolved call is kept only if
 
 * its data-flow sources (the latest earlier call that produced each of its
   argument values, exactly as :func:`rods.synth.profile.data_flow_edges`
-  computes them) are the plan's, so Φ's edges come out equal;
+  computes them) are the plan's, so Φ's edges come out equal, and each fed
+  value keeps its role (`rods.synth.coherence.Coherence.flow_fits`: a flow the
+  seeds showed, or the same role where it came from);
 * it runs without an error, and changes the state iff the seed's call did;
 * it is new to the task at a miss_func held-out position, and says a value
   the user must give at a miss_param position.
@@ -33,6 +35,7 @@ from rods.envs.environment import public_state
 from rods.synth import state as state_view
 from rods.synth.api_graph import function_docs, seeds_of
 from rods.synth.arguments import ArgumentProposer
+from rods.synth.coherence import Coherence, retelling
 from rods.synth.free_text import FreeText
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import (
@@ -70,6 +73,8 @@ class Step:
     offers: list[list] = field(default_factory=list)
     changed: bool = False
     bindings: dict[str, tuple[int, tuple]] = field(default_factory=dict)
+    #: Created value -> where in the state it appeared (what it is, for the roles of flows).
+    created_at: dict[Any, str] = field(default_factory=dict)
 
 
 def class_state(env: RolloutEnvironment, cls: str) -> list:
@@ -169,6 +174,7 @@ class _Search:
         self.dead_end: DeadEnd | None = None
         self.names = [c.name for c in plan.calls]  # as planned, before any write-back
         self.owners = {name: doc["class"] for name, doc in function_docs(plan.seed.involved_classes).items()}
+        self.rules = Coherence(plan.seed.environment, plan.seed.involved_classes, plan.observed_flows)
         self.words = plan.remapper.vocabulary
 
     def fallbacks(self, steps: list[Step]) -> list[tuple[int, str]]:
@@ -199,8 +205,9 @@ class _Search:
             now = before.seen.get(owner, frozenset()) | now
         else:
             changed = sorted(map(repr, walked)) != sorted(map(repr, before.state.get(owner, [])))
+        created_at = {v: path for path, v in walked if v in created}
         return Step(call, result, trial, state, {**before.seen, owner: now}, produced,
-                    offers_of(result, created, produced), changed)
+                    offers_of(result, created, produced), changed, created_at=created_at)
 
     def options(self, j: int, before: Step, steps: list[Step]) -> Iterator[Step]:
         """Candidate steps for position j, best first; each has already run without an error on its own fork."""
@@ -218,13 +225,23 @@ class _Search:
             if (planned.held_out and name in used) or name not in env.functions:
                 continue
             kept = 0
+
+            def fits(src: int, param: str, value: Any, name: str = name) -> bool:
+                """A fed value keeps its role (`rods.synth.coherence`): no order id given as a price."""
+                step = steps[src]
+                return self.rules.flow_fits(step.call, step.result, step.created_at, name, param, value)
+
             proposals = self.proposer.propose(name, env, feeds, limit=TRIALS_PER_FUNCTION,
-                                              reading=planned.changed is False)
+                                              reading=planned.changed is False, fits=fits)
             if name == names[j] and planned.suggested:
                 proposals = _suggested_first(proposals, planned.suggested)
             for arguments, fed in proposals:
                 if self.trials >= self.budget or kept >= KEPT_PER_FUNCTION:
                     break
+                for param, source in planned.retold.items():  # the seed's text retold this result: so does ours
+                    told = retelling(steps[source].result) if source < len(steps) else None
+                    if told is not None and param in arguments and param not in fed:
+                        arguments = {**arguments, param: told}
                 call = ToolCall(name, arguments)
                 if incoming_edges(call, produced) != wanted:
                     continue

@@ -127,7 +127,8 @@ def _call_info(plan: Plan, execution: Execution, index: int) -> dict[str, Any]:
         "params": {k: v.get("description", "") for k, v in doc.get("parameters", {}).get("properties", {}).items()},
         "arguments": dict(call.arguments),
         "args": list(call.args),
-        "bound": sorted(plan.calls[index].bindings),
+        "bound": sorted({*plan.calls[index].bindings, *plan.calls[index].retold}),
+        "retold": sorted(plan.calls[index].retold),
     }
 
 

@@ -53,6 +53,18 @@ class SynthConfig(Section):
         "class: below 1 it moves away from the seed's calls (default: new call sequences, docs/design.md §4.2), "
         "above 1 it keeps them more often (variants closer to their seed in what they ask of the policy).",
     )
+    coherence: bool = Field(
+        True,
+        description="Hold every variant to the coherence rules (rods.synth.coherence: no placeholder values, flows "
+        "that keep their role, no superfluous write or unused read, one goal); a ground truth that breaks one is "
+        "re-planned around the offending call, a finished variant that breaks one is rejected (counted by rule).",
+    )
+    skill_overlap: tuple[float, float] = Field(
+        (0.3, 0.7),
+        description="The band of skill overlap (Jaccard of the seed's and the variant's function sets) a variant's "
+        "call sequence is drawn in: new calls, but near the seed's skills, so it stays near the capability boundary "
+        "(the paper). Candidates outside it are used only when none falls inside.",
+    )
     same_counts: bool = Field(
         True,
         description="Keep the seed's calls per turn (off: a variant may drop one read call without data-flow edges; "
