@@ -16,7 +16,8 @@ from rods.envs.python.running import to_json
 def walk(value: Any) -> list[tuple[str, Any]]:
     """(path, scalar) leaves of a live state, walking objects' public attributes once each.
 
-    Dict keys appear as leaves too (path ending in "#key"), so created names count;
+    Dict keys appear as leaves too (path ending in "#key"), so created names count,
+    except the keys of the state itself (its attributes: `orders` is no order);
     an object's link back to its container (`parent`) is not followed.
     """
     out: list[tuple[str, Any]] = []
@@ -32,7 +33,8 @@ def walk(value: Any) -> list[tuple[str, Any]]:
         seen.add(id(node))
         if isinstance(node, dict):
             for k, v in node.items():
-                out.append((f"{path}/{k}#key", k))
+                if node is not value:
+                    out.append((f"{path}/{k}#key", k))
                 stack.append((f"{path}/{k}", v))
         elif isinstance(node, (list, tuple)):
             stack.extend((f"{path}/{i}", v) for i, v in enumerate(node))
@@ -48,15 +50,17 @@ def json_leaves(state: Any) -> list[tuple[str, Any]]:
 
     The key of an entry that holds a record or a list (`orders/o1001`) is a
     leaf too (`orders/o1001#key`: an id); the key of a scalar (`balance`) is a
-    field name, not a value a call could take.
+    field name, and a key of the state itself (`orders`) an attribute: neither
+    is a value a call could take.
     """
     out: list[tuple[str, Any]] = []
-    stack: list[tuple[str, Any]] = [("", to_json(state))]
+    root = to_json(state)
+    stack: list[tuple[str, Any]] = [("", root)]
     while stack:
         path, node = stack.pop()
         if isinstance(node, dict):
             for k, v in node.items():
-                if isinstance(v, (dict, list)):
+                if isinstance(v, (dict, list)) and node is not root:
                     out.append((f"{path}/{k}#key", k))
                 stack.append((f"{path}/{k}", v))
         elif isinstance(node, list):

@@ -44,6 +44,8 @@ from rods.synth.values import ValueRemapper, is_distinctive
 CONTAINER_WORDS = {"dir", "folder", "directory"}
 ENTRY_WORDS = {"file"}
 
+#: Parameter-name pieces that ask for a count of things (a person asks for a few, not for 299).
+COUNT_WORDS = {"quantity", "count", "copies", "units", "times", "qty", "pieces"}
 #: Parameter-name pieces that say "free text the user writes".
 TEXT_WORDS = {"content", "message", "comment", "title", "description", "resolution", "keyword", "pattern", "messages"}
 #: Parameter-name pieces too generic to match state keys on.
@@ -223,6 +225,8 @@ class ArgumentProposer:
 
     def _fresh(self, name: str, kind: str) -> Any:
         parts = tokens(name)
+        if kind == "integer" and parts & COUNT_WORDS:  # how many of something a person asks for: a few
+            return self.rng.randint(1, 5)
         if kind == "integer":
             return self.remapper.fresh_number(integer=True)
         if kind in ("number", "float"):
