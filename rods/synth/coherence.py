@@ -61,6 +61,9 @@ PLACEHOLDERS = frozenset({"", "none", "null", "nil", "nan", "unknown", "undefine
                           "tbd", "todo", "xxx", "string", "value"})
 #: Parameter-name pieces that ask for a person's or a thing's name (not an id).
 NAME_ROLES = frozenset({"name", "names", "author", "title", "first", "last", "surname", "nickname"})
+#: Parameter-name pieces of free text a person writes (a message, a post, a note).
+TEXT_ROLES = frozenset({"content", "message", "comment", "text", "body", "note", "description", "summary",
+                        "title", "resolution", "reason"})
 #: Name pieces that say nothing about a value's role.
 GENERIC = frozenset({"id", "ids", "the", "of", "to", "a", "an", "new", "value", "values", "key", "keys", "data",
                      "info", "item", "items", "list", "result", "results", "number", "num", "str", "text"})
@@ -317,9 +320,10 @@ class Coherence:
         return len({find(j) for j in range(n)})
 
     def _mentions(self, trace: Trace) -> list[tuple[int, int]]:
-        """(i, j): an argument of call j mentions a distinctive word or a number (3+ digits) call i returned
-        (a result retold: "post the sorted lines", "write the total, 205 bytes")."""
-        said = [_words(r) - self.words for r in trace.results]
+        """(i, j): an argument of call j mentions a distinctive word or a number (3+ digits) call i returned or
+        was given as text (a result retold: "post the sorted lines", "write the total, 205 bytes")."""
+        said = [(_words(r) | {w for _, v in arguments_of(c, self.params.get(c.name, [])) if isinstance(v, str)
+                              for w in _words(v)}) - self.words for r, c in zip(trace.results, trace.calls)]
         out = []
         for j, call in enumerate(trace.calls):
             for _, value in arguments_of(call, self.params.get(call.name, [])):
@@ -381,30 +385,41 @@ class Coherence:
 
 
 def retellings(trace: Trace, params: dict[str, list[str]], vocabulary: frozenset[str]) -> dict[tuple[int, str], int]:
-    """(call j, text parameter) -> the earlier call i whose result the text retells: it mentions a distinctive word
-    or number i returned without being a value i produced (a post of a file's lines, a note of a total)."""
+    """(call j, text parameter) -> the earlier call i whose result (or, failing that, whose arguments) the text
+    retells: it mentions a distinctive word or number of it without being a value i produced (a post of a
+    file's lines, a note of a total, a message about the folder just archived)."""
     produced = [produced_values(r, c) for r, c in zip(trace.results, trace.created)]
     said = [_words(r) - vocabulary for r in trace.results]
+    given = [{w for _, v in arguments_of(c, params.get(c.name, [])) if isinstance(v, str) for w in _words(v)}
+             - vocabulary for c in trace.calls]
     out: dict[tuple[int, str], int] = {}
     for j, call in enumerate(trace.calls):
         for param, value in arguments_of(call, params.get(call.name, [])):
-            if not isinstance(value, str) or (j, param) in out or any(value in produced[i] for i in range(j)):
+            if not isinstance(value, str) or len(value.split()) < 2 or not pieces(param) & TEXT_ROLES:
+                continue  # a name shared by two calls is a shared value; a retelling is a text
+            if (j, param) in out or any(value in produced[i] for i in range(j)):
                 continue
             mine = _words(value)
             source = next((i for i in range(j - 1, -1, -1) if mine & said[i]), None)
+            if source is None:
+                source = next((i for i in range(j - 1, -1, -1) if mine & given[i]), None)
             if source is not None:
                 out[(j, param)] = source
     return out
 
 
-def retelling(result: str) -> str | None:
-    """A text that retells a result without being one of its values: its text values joined (several), or the
-    words of its one text value but the last (one of three words or more); None for anything shorter."""
+def retelling(result: str, call: ToolCall | None = None) -> str | None:
+    """A text that retells a call without being one of its values: its result's text values joined (several),
+    or the words of its one text value but the last (three words or more); else a note of the call's own text
+    arguments ("About archive"); None when there is nothing to tell."""
     texts = [str(v) for _, v in value_paths(result_value(result)) if _tellable(v)]
     if len(texts) >= 2:
         return ", ".join(texts[:6])
     words = texts[0].split() if texts else []
-    return " ".join(words[:-1]) if len(words) >= 3 else None
+    if len(words) >= 3:
+        return " ".join(words[:-1])
+    told = [v for v in [*call.arguments.values(), *call.args] if isinstance(v, str) and v.strip()] if call else []
+    return f"About {' and '.join(told[:2])}" if told else None
 
 
 def _tellable(value: Any) -> bool:

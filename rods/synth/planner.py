@@ -278,13 +278,18 @@ class Planner:
         node = self.graph.nodes.get(name)
         if node is None or not slot.retells:
             return {}
-        texts = [p for p in node.required if node.params.get(p) in ("string", "str") and tokens(p) & TEXT_WORDS]
+        texts = self._text_params(name)
         out = {}
         for param, source in slot.retells.items():
             target = param if param in node.params else (texts[0] if texts else None)
             if target is not None:
                 out[target] = source
         return out
+
+    def _text_params(self, name: str) -> list[str]:
+        """The required text parameters of a function (`content`, `message`, ...)."""
+        node = self.graph.nodes[name]
+        return [p for p in node.required if node.params.get(p) in ("string", "str") and tokens(p) & TEXT_WORDS]
 
     def _candidates(self, seed: Task, slots: list[Slot], banned: set, rng: random.Random) -> list[list[str]]:
         """Up to `candidates` distinct sampled sequences whose skill overlap with the seed is inside the band
@@ -324,6 +329,9 @@ class Planner:
             pool = [n for n in pool if n not in prefix]
         if slot.sources:
             pool = [n for n in pool if self.graph.nodes[n].required]  # it must take a value from its sources
+        if slot.retells:  # the seed's text retold an earlier call here: keep a function that takes a text
+            told = [n for n in pool if self._text_params(n)]
+            pool = told or pool
         return pool
 
     def _weight(self, j: int, name: str, slot: Slot, prefix: list[str], slots: list[Slot], seed: Task,

@@ -239,7 +239,7 @@ class _Search:
                 if self.trials >= self.budget or kept >= KEPT_PER_FUNCTION:
                     break
                 for param, source in planned.retold.items():  # the seed's text retold this result: so does ours
-                    told = retelling(steps[source].result) if source < len(steps) else None
+                    told = retelling(steps[source].result, steps[source].call) if source < len(steps) else None
                     if told is not None and param in arguments and param not in fed:
                         arguments = {**arguments, param: told}
                 call = ToolCall(name, arguments)

@@ -25,7 +25,7 @@ from rods.synth.settings import SynthConfig
 from rods.synth.values import config_values, is_distinctive, vocabulary_of
 from rods.tasks import content_hash
 
-CRITERIA = {"intent", "values", "progress", "natural", "structure"}
+CRITERIA = {"intent", "values", "progress", "natural", "structure", "coherence"}
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,8 @@ def test_most_seeds_of_every_category_get_a_variant(run):
     seeds, accepted, pipeline = run
     assert len(seeds) == 40
     parents = {t.provenance.parent_id for t in accepted}
-    assert len(parents) >= 0.85 * len(seeds), pipeline.report()["rejections"]
+    # the coherence rules (rods.synth.coherence) turn away variants a person would not ask for: 3 of 4 seeds yield
+    assert len(parents) >= 0.75 * len(seeds), pipeline.report()["rejections"]
     assert {t.category for t in accepted} == {"base", "miss_func", "miss_param", "long_context"}
     stats = pipeline.stats
     assert stats.variants == 3 * len(seeds) and stats.accepted == len(accepted)
