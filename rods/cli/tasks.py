@@ -95,10 +95,13 @@ def slice_tasks(args: argparse.Namespace) -> int:
 def validate(args: argparse.Namespace) -> int:
     """Check every task of a file (see the parser's description); one line per failure, exit 1 if any."""
     from rods.tasks import write_tasks
+    from rods.tasks.jsonlines import output_file
     from rods.tasks.task_files import TaskFileError, task_lines
 
     if args.out is not None and not args.keep_going:
         raise ValueError("--out needs --keep-going (without it the check stops at the first failing task)")
+    if args.out is not None:
+        output_file(args.out)  # a bad output path fails now, not after every task is checked
     passed, failed, seen = [], 0, {}
     for lineno, task in task_lines(args.file):
         where = f"{args.file}:{lineno}"

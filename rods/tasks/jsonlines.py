@@ -59,12 +59,20 @@ def _decode(raw: str, path: Path, lineno: int, make_error: MakeError) -> dict[st
     return obj
 
 
+def output_file(path: str | Path) -> Path:
+    """`path` as a file to write; a directory there is a one-line error now, before any work is done."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path}: is a directory, not a file to write")
+    return path
+
+
 def write_lines(path: str | Path, lines: Iterable[str], *, append: bool = False, flush_each: bool = False) -> int:
     """Write one line per item of `lines` (each one JSON text), creating the folder; returns how many.
 
     `flush_each` pushes every line to the file at once (outputs streamed while a job runs).
     """
-    path = Path(path)
+    path = output_file(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     count = 0
     with path.open("a" if append else "w", encoding="utf-8") as fh:

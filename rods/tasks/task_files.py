@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from rods.tasks.jsonlines import json_lines, write_lines
+from rods.tasks.jsonlines import json_lines, output_file, write_lines
 from rods.tasks.model import BFCL_ENVIRONMENT, Task
 
 
@@ -125,7 +125,7 @@ def dump_task(task: Task) -> str:
 
 def write_tasks(path: str | Path, tasks: Iterable[Task]) -> int:
     """Write tasks atomically (temp file + rename): a crash never leaves half a file."""
-    path = Path(path)
+    path = output_file(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     count = 0
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -154,12 +154,17 @@ SPLITS = ("train", "test", "all")
 
 def read_task_source(source: str | Path) -> list[Task]:
     """Tasks named by a source: a BFCL split (``train``, ``test``, ``all``, also as ``bfcl:train``) or a task file."""
+    return [task for _, task in read_located_tasks(source)]
+
+
+def read_located_tasks(source: str | Path) -> list[tuple[str, Task]]:
+    """`read_task_source` with where each task is: ``file:line``, or ``bfcl:<split>`` (for one-line messages)."""
     text = str(source)
     split = text.removeprefix("bfcl:")
     if split in SPLITS:
         from rods.tasks.bfcl import load_split
 
-        return load_split(split)  # type: ignore[arg-type]
+        return [(f"bfcl:{split}", task) for task in load_split(split)]  # type: ignore[arg-type]
     if text.startswith("bfcl:"):
         raise ValueError(f"unknown BFCL split {split!r} in {text!r}; use bfcl:train, bfcl:test or bfcl:all")
-    return read_tasks(source)
+    return [(f"{source}:{line}", task) for line, task in read_numbered_tasks(source)]

@@ -118,7 +118,7 @@ def test_parquet_task_files(tmp_path, bfcl_tasks):
     rows = []
     for task in tasks:
         row = task.model_dump(mode="json")
-        for key in ("initial_config", "provenance", "missed_function"):
+        for key in ("initial_config", "provenance", "missed_function", "expected_errors"):
             row[key] = json.dumps(row[key])
         rows.append(row)
     path = tmp_path / "tasks.parquet"
