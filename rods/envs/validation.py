@@ -24,7 +24,7 @@ module imports no reward.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -76,7 +76,7 @@ def _quote(text: str, limit: int = QUOTE) -> str:
 
 
 @dataclass(frozen=True)
-class _Tool:
+class ToolCheck:
     """A tool's argument schema, its parameters in doc order, and the validator of its arguments."""
 
     schema: dict[str, Any]
@@ -87,16 +87,17 @@ class _Tool:
 
 
 @cache
-def _tools(owner: str) -> dict[str, _Tool]:
+def _tools(owner: str) -> dict[str, ToolCheck]:
     """Function name -> its checker, for one class key (built once per process)."""
     untyped: dict[str, set[str]] = {}
     for key in domain_of(owner).untyped_arguments(owner):
         function, _, parameter = key.partition(".")
         untyped.setdefault(function, set()).add(parameter)
-    return {doc["name"]: _tool(doc, untyped.get(doc["name"], set())) for doc in function_docs([owner])[owner]}
+    return {doc["name"]: tool_check(doc, untyped.get(doc["name"], set())) for doc in function_docs([owner])[owner]}
 
 
-def _tool(doc: dict[str, Any], untyped: set[str]) -> _Tool:
+def tool_check(doc: dict[str, Any], untyped: Set[str] = frozenset()) -> ToolCheck:
+    """The check of one function doc's arguments; `untyped` names parameters whose type is not checked."""
     from jsonschema import exceptions, validators
 
     schema = argument_schema(doc)
@@ -107,13 +108,13 @@ def _tool(doc: dict[str, Any], untyped: set[str]) -> _Tool:
     try:
         base.check_schema(schema)
     except exceptions.SchemaError as err:
-        return _Tool(schema, names, None, f"the schema of {doc['name']} is not valid JSON Schema: {err.message}")
+        return ToolCheck(schema, names, None, f"the schema of {doc['name']} is not valid JSON Schema: {err.message}")
     # a Python tuple is an array (BFCL's gold passes a few); JSON Schema's "number" already takes integers
     checker = base.TYPE_CHECKER.redefine("array", lambda _, value: isinstance(value, (list, tuple)))
-    return _Tool(schema, names, validators.extend(base, type_checker=checker)(schema))
+    return ToolCheck(schema, names, validators.extend(base, type_checker=checker)(schema))
 
 
-def argument_failure(call: ToolCall, tool: _Tool) -> str | None:
+def argument_failure(call: ToolCall, tool: ToolCheck) -> str | None:
     """Why a call's arguments do not fit its tool's schema, or None."""
     if tool.broken:
         return tool.broken
