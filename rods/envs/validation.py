@@ -255,9 +255,9 @@ def validate_task(task: Task, *, replays: int = 2) -> list[CallFailure]:
             failures.append(CallFailure("call_error", f"the call fails: {_quote(why)}", g.turn, g.index,
                                         format_call(g.call)))
     for other in runs[1:]:
-        found = _disagreement(gold, runs[0], other)
-        if found:
-            failures.append(found)
+        disagreement = _disagreement(gold, runs[0], other)
+        if disagreement:
+            failures.append(disagreement)
             break
     return failures
 
