@@ -123,3 +123,13 @@ def test_synth_rejects_a_broken_seed_once_counts_it_and_exits_1(tmp_path, capsys
     assert report["invalid_seeds"] == 1 and report["rejections"]["seed:unknown_function"] == 1
     assert report["seeds"] == 1 and report["variants"] == 3  # the good seed was synthesized
     assert {t.provenance.parent_id for t in read_tasks(out)} <= {GOOD_IDS[0]}
+
+
+@pytest.mark.parametrize("path", ["examples/byo_env/seeds.jsonl", "configs/compare/seeds.jsonl"])
+def test_shipped_seed_files_pass(path, monkeypatch, capsys):
+    """The guide's and the comparison's seeds (the tau2 and MCP seeds: tests/envs; all of them: bench/validate.py)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.syspath_prepend(str(root / "examples" / "byo_env"))  # as the guide's export does
+    assert main(["tasks", "validate", str(root / path)]) == 0, capsys.readouterr().err
