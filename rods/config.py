@@ -42,6 +42,8 @@ def read_yaml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
     """A YAML mapping with its `base:` chain merged in (parents first); errors name the file."""
     if path in chain:
         raise ConfigError(f"{path}: circular 'base:' chain {' -> '.join(map(str, chain + (path,)))}")
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a directory, not a config file")
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
     try:

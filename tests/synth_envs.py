@@ -21,11 +21,15 @@ class Page(BaseModel):
 
 
 class Journal:
-    """A notebook whose pages have ids (a pydantic model per page)."""
+    """A notebook whose pages have ids (a pydantic model per page), built by its constructor from its state.
 
-    def __init__(self) -> None:
-        self.pages: dict[str, Page] = {}
-        self.next_id = 1
+    Setting `pages` as an attribute would leave plain dicts where pages belong (the
+    annotation inside `__init__` is not visible to the loader): the constructor makes them pages.
+    """
+
+    def __init__(self, pages: dict[str, Any] | None = None, next_id: int = 1) -> None:
+        self.pages: dict[str, Page] = {k: Page.model_validate(v) for k, v in (pages or {}).items()}
+        self.next_id = next_id
 
     @tool("write")
     def create_page(self, title: str, text: str) -> dict[str, str]:

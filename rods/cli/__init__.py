@@ -56,12 +56,19 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130
-    except (ValueError, FileNotFoundError, RuntimeError) as err:
-        # Bad input gets a clear one-line error, not a traceback.
-        print(f"rods {args.command}: error: {err}", file=sys.stderr)
+    except (ValueError, OSError, RuntimeError) as err:
+        # Bad input (a missing file, a directory where a file belongs, ...) gets a clear one-line error.
+        print(f"rods {args.command}: error: {_said(err)}", file=sys.stderr)
         if args.verbose:
             raise
         return 1
+
+
+def _said(err: Exception) -> str:
+    """An error as one line; an OS error names its path first (`runs/x: Is a directory`)."""
+    if isinstance(err, OSError) and err.filename is not None and err.strerror:
+        return f"{err.filename}: {err.strerror}"
+    return str(err)
 
 
 if __name__ == "__main__":

@@ -105,10 +105,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _score_file(args: argparse.Namespace, disk: Any) -> int:
     from rods.reward.progress import score
+    from rods.tasks.jsonlines import output_file
 
     started = time.perf_counter()
     tasks = _load_tasks(args.tasks)
-    out: Path = args.out
+    out: Path = output_file(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
     n = total_rp = total_bin = 0

@@ -4,6 +4,9 @@
     rods synth graph --out FILE      # JSON at FILE, PNG next to it
 
 `--seeds` takes a task JSONL file, or `train` / `test` for the BFCL split.
+Seeds are validated first (as `rods tasks validate` checks their gold calls): a
+seed that fails is left out with one line per failure and counted in the report,
+and the exit code is then 1 (the variants of the other seeds are still written).
 `--llm` must be given (the template backend is a model-free offline fallback,
 not the paper's method). Given more than once it makes an ensemble: variants
 are spread across the backbones by `--routing`; the i-th openai (or local)
@@ -90,14 +93,22 @@ def run(args: argparse.Namespace) -> int:
 
     from rods.synth.pipeline import Pipeline
     from rods.synth.settings import SynthConfig
-    from rods.tasks import read_task_source, write_tasks
+    from rods.tasks import write_tasks
+    from rods.tasks.jsonlines import output_file
+    from rods.tasks.task_files import read_located_tasks
 
-    seeds = read_task_source(args.seeds)[: args.limit]
+    for path in (args.out, args.stats):  # a bad output path fails now, not after the synthesis
+        if path is not None:
+            output_file(path)
+
+    located = read_located_tasks(args.seeds)[: args.limit]
+    seeds = [task for _, task in located]
     backends = make_backends(args.llm, args.base_url, args.model)
     base = dict(per_seed=args.per_seed, workers=args.workers, augment=args.augment, seed=args.seed,
                 same_counts=not args.vary_counts, routing=args.routing)
     config = SynthConfig.ablation(args.ablation, **base) if args.ablation else SynthConfig(**base)
     pipeline = Pipeline(backends, config)
+    pipeline.admit(seeds, where={task.id: where for where, task in located})  # one line per failure, once
     console = Console(stderr=True)
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console) as bar:
@@ -107,8 +118,10 @@ def run(args: argparse.Namespace) -> int:
     report = pipeline.report()
     if args.stats:
         args.stats.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+    invalid = report["invalid_seeds"]
+    rejected = f" ({invalid} rejected by validation)" if invalid else ""
     table = Table(title=f"rods synth: {len(accepted)} accepted of {report['variants']} variants "
-                        f"from {len(seeds)} seeds in {report['seconds']:.1f}s")
+                        f"from {len(seeds)} seeds{rejected} in {report['seconds']:.1f}s")
     table.add_column("stage")
     table.add_column("attempts", justify="right")
     table.add_column("passed", justify="right")
@@ -137,10 +150,13 @@ def run(args: argparse.Namespace) -> int:
         for name, row in report["backbones"].items():
             bb.add_row(name, str(row["tried"]), str(row["accepted"]), f"{row['acceptance_rate']:.0%}")
         console.print(bb)
-    invalid = sum(report["invalid_answers"].values())
-    if invalid:
+    if sum(report["invalid_answers"].values()):
         console.print(f"ignored model answers naming unknown functions or config keys: {report['invalid_answers']}")
     console.print(f"acceptance rate {report['acceptance_rate']:.0%}; LLM calls per accepted task "
                   f"{report['llm']['calls_per_accepted']:.2f}; tokens per accepted task "
                   f"{report['llm']['tokens_per_accepted']:.0f}; wrote {args.out}")
+    if invalid:
+        console.print(f"{invalid} of {len(seeds)} seeds fail validation (lines above; `rods tasks validate "
+                      f"--keep-going --out GOOD.jsonl` keeps the valid ones)")
+        return 1
     return 0

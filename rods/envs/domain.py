@@ -12,7 +12,8 @@ evaluation never ask which domain they talk to; they read its hooks:
 * **state**: how its state reads as (path, value) leaves (`state_leaves`);
 * **errors**: which results are failures (`error_of`); every domain reads
   `ERROR_PREFIX` (an exception, a refused or unknown call) and a JSON object
-  with an `error` key, and may add its own convention;
+  with an `error` key, and may add its own convention; documented argument
+  types its own tasks do not keep to (`untyped_arguments`, for validation);
 * **values**: the words its code knows and synthesis must keep
   (`vocabulary`), names a call can see that the public state does not show
   (`visible_names`), whether its loading makes values of its own
@@ -127,6 +128,11 @@ class Domain:
     def error_of(self, key: str, result: str) -> str | None:
         """Why a call's result is a failure, or None (`standard_error`; a domain may add its own convention)."""
         return standard_error(result)
+
+    def untyped_arguments(self, key: str) -> Mapping[str, str]:
+        """`function.parameter` -> why the documented type of that argument does not hold for the domain's own
+        tasks. Validation (`rods.envs.validation`) still checks such an argument's name and presence, not its type."""
+        return {}
 
     # -- values --------------------------------------------------------------------------------
 

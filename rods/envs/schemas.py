@@ -2,6 +2,9 @@
 
 Some docs write Python-ish types (BFCL's: `dict`, `float`, `tuple`, `any`);
 they are mapped to JSON-schema types the way BFCL's own OpenAI handler does.
+The schema a gold call's arguments are checked against (`argument_schema`,
+`rods.envs.validation`) maps them alike, except `any`, which accepts anything
+there (the model is shown "string", as BFCL's handler shows it).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ JSON_TYPES = {
     "Hashtable": "object", "Queue": "array", "Stack": "array", "Any": "string",
     "String": "string", "Bigint": "integer",
 }
+#: Python-ish type names that accept any value: unconstrained in `argument_schema`.
+OPEN_TYPES = frozenset({"any", "Any"})
 
 
 def function_docs(classes: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
@@ -43,18 +48,34 @@ def function_names(classes: Iterable[str]) -> list[str]:
     return [doc["name"] for docs in function_docs(classes).values() for doc in docs]
 
 
-def _to_json_schema(schema: Any) -> Any:
+def _to_json_schema(schema: Any, open_any: bool = False) -> Any:
     if isinstance(schema, dict):
-        out = {k: _to_json_schema(v) for k, v in schema.items() if k not in ("type", "properties")}
+        out = {k: _to_json_schema(v, open_any) for k, v in schema.items() if k not in ("type", "properties")}
         if "type" in schema:
             kind = schema["type"]
-            out["type"] = JSON_TYPES.get(kind, kind) if isinstance(kind, str) else kind
+            if isinstance(kind, str) and not (open_any and kind in OPEN_TYPES):
+                out["type"] = JSON_TYPES.get(kind, kind)
+            elif isinstance(kind, list) and not (open_any and OPEN_TYPES & set(map(str, kind))):
+                out["type"] = [JSON_TYPES.get(k, k) if isinstance(k, str) else k for k in kind]
+            elif not isinstance(kind, (str, list)):
+                out["type"] = kind
         if "properties" in schema:
-            out["properties"] = {name: _to_json_schema(p) for name, p in schema["properties"].items()}
+            properties = schema["properties"]
+            out["properties"] = ({name: _to_json_schema(p, open_any) for name, p in properties.items()}
+                                 if isinstance(properties, dict) else properties)
         return out
     if isinstance(schema, list):
-        return [_to_json_schema(s) for s in schema]
+        return [_to_json_schema(s, open_any) for s in schema]
     return schema
+
+
+def argument_schema(doc: dict[str, Any]) -> dict[str, Any]:
+    """The JSON schema (type "object") a call's arguments are checked against: the doc's parameters with
+    Python-ish types mapped as for the model, except `any`, which accepts any value."""
+    params = _to_json_schema(doc.get("parameters") or {"type": "dict", "properties": {}}, open_any=True)
+    params["type"] = "object"
+    params.setdefault("properties", {})
+    return params
 
 
 def tool_schema(doc: dict[str, Any]) -> dict[str, Any]:

@@ -1,21 +1,28 @@
 """The human seed tasks of a training run and how they are shaped (`data:` of a run's config).
 
 `load_seeds` reads the BFCL split (or a task file), filters it by category,
-API classes and count, and optionally cuts every task to its first turn
+API classes and count, validates every seed it keeps (`rods.envs.validation`:
+a seed whose gold calls fail is left out, each failure logged as one line
+naming its file and line), and optionally cuts every task to its first turn
 (`turn_slices`, `rods.envs.slices`). It lives here, above the environments,
 because slicing needs to know which API class executes each gold call.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Literal
 
 from pydantic import Field
 
 from rods.config import Section
 from rods.envs.slices import turn_slices
-from rods.tasks import Task, read_task_source
+from rods.envs.validation import describe, validate_task
+from rods.tasks import Task
 from rods.tasks.model import Category
+from rods.tasks.task_files import read_located_tasks
+
+log = logging.getLogger(__name__)
 
 
 class DataSettings(Section):
@@ -45,21 +52,23 @@ class DataSettings(Section):
 
 
 def load_seeds(settings: DataSettings) -> list[Task]:
-    """The human seed tasks of a run, shaped by `task_mix`."""
+    """The human seed tasks of a run that pass validation, shaped by `task_mix`."""
     try:
-        tasks = read_task_source(settings.seeds)
+        located = read_located_tasks(settings.seeds)
     except ValueError as err:  # TaskFileError names the file, line and field
         raise ValueError(f"data.seeds: {err}") from None
     if settings.categories:
-        tasks = [t for t in tasks if t.category in settings.categories]
+        located = [(where, t) for where, t in located if t.category in settings.categories]
     if settings.per_category:
         kept: dict[str, int] = {}
         out = []
-        for task in tasks:
+        for where, task in located:
             if kept.get(task.category, 0) < settings.per_category:
                 kept[task.category] = kept.get(task.category, 0) + 1
-                out.append(task)
-        tasks = out
+                out.append((where, task))
+        located = out
+    tasks = valid_seeds(located)
+    invalid = len(located) - len(tasks)
     if settings.task_mix == "turn_slices":
         tasks = turn_slices(tasks, max_calls=settings.max_slice_calls)
     if settings.classes:
@@ -68,7 +77,22 @@ def load_seeds(settings: DataSettings) -> list[Task]:
     if settings.max_slices:
         tasks = tasks[: settings.max_slices]
     if not tasks:
-        raise ValueError("data: no seed tasks left after filtering")
+        why = f" ({invalid} failed validation: see the lines logged above)" if invalid else ""
+        raise ValueError(f"data: no seed tasks left after filtering{why}")
     return tasks
 
 
+def valid_seeds(located: list[tuple[str, Task]]) -> list[Task]:
+    """The tasks that pass validation, in order; each failure of the others is logged as one line (`where` is
+    the task's file and line) and they are left out."""
+    out = []
+    for where, task in located:
+        failures = validate_task(task)
+        for failure in failures:
+            log.warning("data.seeds: seed left out: %s", describe(failure, task.id, where))
+        if not failures:
+            out.append(task)
+    if len(out) < len(located):
+        log.warning("data.seeds: %d of %d seeds fail validation and are left out", len(located) - len(out),
+                    len(located))
+    return out

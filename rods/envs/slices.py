@@ -121,6 +121,7 @@ def turn_slice(task: Task, turn: int, slice_id: str | None = None) -> Task | Non
     episode = episode_upto(task, turn).model_copy(update={"id": slice_id})
     setattr(provenance, "slice_source", episode.model_dump(mode="json"))  # noqa: B010
     question = _history(task, turn) + [m.model_dump() for m in task.question[turn]]
+    expected = task.expected_errors.get(str(turn))
     return Task(
         id=slice_id,
         category="long_context" if task.long_context else "base",
@@ -129,6 +130,7 @@ def turn_slice(task: Task, turn: int, slice_id: str | None = None) -> Task | Non
         initial_config=initial_config,
         involved_classes=classes,
         ground_truth=[list(gold)],
+        expected_errors={"0": list(expected)} if expected else {},
         provenance=provenance,
     )
 
@@ -157,6 +159,7 @@ def episode_upto(task: Task, turn: int) -> Task:
         "question": [[m.model_dump() for m in q] for q in task.question[: turn + 1]],
         "ground_truth": [list(g) for g in task.ground_truth[: turn + 1]],
         "missed_function": missed,
+        "expected_errors": {k: list(v) for k, v in task.expected_errors.items() if int(k) <= turn},
     })
 
 

@@ -1,7 +1,10 @@
 """The validation gate every accepted variant passes (docs/design.md §4.7).
 
-A variant's ground truth replays on a fresh environment without errors; it
-scores RP = 1 and binary = 1 with `rods.reward.score`; its profile Φ matches
+A variant's gold calls pass the checks every task passes
+(`rods.envs.validation`: each names a function of the environment, fits its
+schema and succeeds; rejections count as `gate:<kind>`, e.g. `gate:schema`,
+`gate:call_error`); it scores RP = 1 and binary = 1 with `rods.reward.score`
+(which replays the gold a second time, so a non-deterministic one fails there); its profile Φ matches
 the seed's; it copies no distinctive value of the seed (`rods.synth.values`);
 and no other accepted task has the same content (`rods.tasks.content_hash`,
 the hash the replay pool uses too). One `Gate` is shared by the members of an
@@ -17,6 +20,7 @@ from typing import Any
 
 from rods.envs.classes import REPLAY_KEY
 from rods.envs.domain import domain_of_task
+from rods.envs.validation import describe, validate_task
 from rods.reward import score
 from rods.synth.profile import (
     ComplexityProfile,
@@ -84,9 +88,11 @@ class Gate:
 
     def check(self, seed: Task, task: Task, seed_profile: ComplexityProfile) -> None:
         """Return if `task` passes; raise `Rejected` ("gate:<why>") if not."""
+        failures = validate_task(task, replays=1)
+        if failures:
+            logger.debug("variant of %s rejected: %s", seed.id, describe(failures[0], task.id))
+            raise Rejected(f"gate:{failures[0].kind}")
         trace = trace_task(task)
-        if trace.errors:
-            raise Rejected("gate:replay_error")
         result = score(task, [[list(turn)] if turn else [] for turn in task.ground_truth])
         if result.progress != 1.0 or result.binary != 1:
             raise Rejected("gate:reward_below_1")

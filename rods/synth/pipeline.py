@@ -5,8 +5,11 @@ failing function blacklisted; at most `max_attempts` runs) -> rewrite -> judge
 (a query fault goes back to the rewriter once; a ground-truth fault discards)
 -> optional augment -> the validation gate. Seeds run concurrently in threads.
 
-Every accepted task passes the validation gate (`rods.synth.gate`); the
-settings are `rods.synth.settings.SynthConfig`, the counters
+Seeds are validated first (`rods.envs.validation`, as `rods tasks validate`
+does): a seed whose gold calls fail is rejected once, its failures logged one
+line each and counted (`seed:<kind>` rejections, `invalid_seeds`), and never
+reaches a stage. Every accepted task passes the validation gate
+(`rods.synth.gate`); the settings are `rods.synth.settings.SynthConfig`, the counters
 `rods.synth.stats.SynthStats`.
 
 `Pipeline(...)` is callable: `synthesize(seeds) -> accepted tasks`, the plain
@@ -23,12 +26,13 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rods.envs.schemas import function_names
 from rods.envs.slices import slice_source, turn_slice
+from rods.envs.validation import describe, validate_task
 from rods.llm.base import LLMBackend, LLMError
 from rods.llm.stats import merge_snapshots, per_accepted
 from rods.synth.api_graph import APIGraph, graph_for
@@ -44,7 +48,7 @@ from rods.synth.profile import ComplexityProfile, profile_of
 from rods.synth.rewriter import Rewriter, turn_contexts, with_queries
 from rods.synth.settings import SynthConfig
 from rods.synth.stats import SynthStats
-from rods.tasks.model import Provenance, Task
+from rods.tasks.model import Provenance, Task, content_hash
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +73,8 @@ class Pipeline:
         self.gate = Gate(same_counts=self.config.same_counts)
         self._lock = threading.RLock()
         self._calls = 0
+        #: Seed (id and content hash) -> whether it passed validation: each seed is checked once.
+        self._seed_valid: dict[tuple[str, str], bool] = {}
         # an ensemble: one set of stages per further backbone, sharing the duplicate check
         self.members: list[Pipeline] = [self]
         for other in backends[1:]:
@@ -120,9 +126,41 @@ class Pipeline:
             return known is not None and known.graph is self._graph
         return all(f in self._graph.nodes for f in function_names(sorted(classes)))
 
+    def admit(self, seeds: Sequence[Task], where: Mapping[str, str] | None = None) -> list[Task]:
+        """The seeds that pass validation (`rods.envs.validation`), in order.
+
+        A seed is checked once per pipeline; a failing one is rejected then: each
+        failure logged as one line (prefixed with `where[seed.id]`, e.g. its
+        file and line, if given) and counted in the report (`seed:<kind>`
+        rejections, `invalid_seeds`).
+        """
+        out = []
+        for seed in seeds:
+            key = (seed.id, content_hash(seed))
+            with self._lock:
+                known = self._seed_valid.get(key)
+            if known is None:
+                failures = validate_task(seed)
+                known = not failures
+                with self._lock:
+                    if key not in self._seed_valid:
+                        self._seed_valid[key] = known
+                        for failure in failures:
+                            logger.warning("seed rejected: %s", describe(failure, seed.id, (where or {}).get(seed.id)))
+                        if failures:
+                            self.stats.invalid_seeds += 1
+                            self.stats.rejections[f"seed:{failures[0].kind}"] += 1
+            if known:
+                out.append(seed)
+        return out
+
     def synthesize(self, seeds: list[Task], progress: Callable[[int], None] | None = None) -> list[Task]:
-        """Variants of every seed that pass the gate, in seed order."""
+        """Variants of every valid seed (`admit`) that pass the gate, in seed order."""
         start = time.perf_counter()
+        admitted = self.admit(seeds)
+        if progress and len(admitted) < len(seeds):
+            progress(len(seeds) - len(admitted))
+        seeds = admitted
         with self._lock:
             self._calls += 1  # each batch draws new random streams
         for environment in sorted({s.environment for s in seeds}):

@@ -15,6 +15,8 @@ class SynthStats:
     """Per-stage counters over a run."""
 
     seeds: int = 0
+    #: Seeds rejected by validation before any stage (`Pipeline.admit`).
+    invalid_seeds: int = 0
     variants: int = 0
     accepted: int = 0
     attempts: Counter = field(default_factory=Counter)  # stage -> runs
@@ -27,6 +29,7 @@ class SynthStats:
 
     def merge(self, other: SynthStats) -> None:
         self.seeds += other.seeds
+        self.invalid_seeds += other.invalid_seeds
         self.variants += other.variants
         self.accepted += other.accepted
         for name in ("attempts", "passed", "rejections", "patches", "tried_by", "accepted_by"):

@@ -76,7 +76,11 @@ class Task(BaseModel):
     `question[t]` holds the user messages of turn t (empty at a turn that only
     reveals held-out functions); `ground_truth[t]` the gold call strings of turn t;
     `missed_function` maps a turn index (as a string, like BFCL) to the functions
-    that are hidden until that turn.
+    that are hidden until that turn. `expected_errors` maps a turn index (a
+    string, likewise) to the indices of that turn's gold calls that are meant to
+    fail (a seed showing an error the agent must handle): validation
+    (`rods.envs.validation`) then checks that they fail, and that every other
+    gold call succeeds.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -90,6 +94,7 @@ class Task(BaseModel):
     involved_classes: list[str] = Field(min_length=1)
     ground_truth: list[list[str]]
     missed_function: dict[str, list[str]] = Field(default_factory=dict)
+    expected_errors: dict[str, list[int]] = Field(default_factory=dict)
     # Carried over from BFCL for round trips; BFCL itself does not use them.
     excluded_function: list[str] = Field(default_factory=list)
     path: list[str] = Field(default_factory=list)
@@ -136,6 +141,14 @@ class Task(BaseModel):
         for key in self.missed_function:
             if not key.isdigit() or int(key) >= len(self.question):
                 raise ValueError(f"missed_function key {key!r} is not a turn index of this task")
+        for key, indices in self.expected_errors.items():
+            if not key.isdigit() or int(key) >= len(self.ground_truth):
+                raise ValueError(f"expected_errors key {key!r} is not a turn index of this task")
+            calls = len(self.ground_truth[int(key)])
+            bad = [i for i in indices if not 0 <= i < calls]
+            if bad or len(set(indices)) != len(indices):
+                raise ValueError(f"expected_errors[{key!r}] = {indices} must list distinct indices of turn {key}'s "
+                                 f"{calls} gold call(s)")
         return self
 
     # -- derived views -------------------------------------------------------
@@ -169,19 +182,24 @@ class Task(BaseModel):
             for name in names
         }
 
+    def expected_error_calls(self) -> set[tuple[int, int]]:
+        """(turn, index) of every gold call the task marks as expected to fail."""
+        return {(int(k), i) for k, indices in self.expected_errors.items() for i in indices}
+
     def reveal_turns(self) -> dict[int, list[str]]:
         """Turn index -> functions revealed at that turn."""
         return {int(k): list(v) for k, v in sorted(self.missed_function.items(), key=lambda kv: int(kv[0]))}
 
     def to_bfcl_entry(self) -> dict[str, Any]:
         """The entry as BFCL's checker expects it (question side)."""
-        entry = self.model_dump(exclude={"provenance", "ground_truth", "category", "environment"})
+        entry = self.model_dump(exclude={"provenance", "ground_truth", "category", "environment", "expected_errors"})
         if not self.missed_function:
             entry.pop("missed_function")
         return entry
 
 
-#: The fields that make a task what it is; its id and provenance do not.
+#: The fields that make a task what it is; its id and provenance do not, nor `expected_errors`: it says how the
+#: gold behaves (what validation checks), not what a policy is asked or how it is scored.
 CONTENT_FIELDS = frozenset(
     {"category", "question", "initial_config", "involved_classes", "ground_truth", "missed_function"}
 )

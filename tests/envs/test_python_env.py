@@ -76,6 +76,35 @@ def test_reset_hook_gets_config_and_seed():
     assert env.snapshot() == {"toy_envs:Counter": {"value": 5, "seed": 3}}
 
 
+DESK = "validation_envs:Desk"
+
+
+def test_a_constructor_that_takes_the_state_keeps_what_it_derives():
+    """A class whose constructor takes the initial state as keyword arguments needs no `_reset`: it is called
+    with the config, so what it derives (who borrowed what, the next member id) is there, in every copy."""
+    from validation_envs import DESK_STATE, Desk
+
+    from rods.envs.contract import template_for
+
+    assert not hasattr(Desk, "_reset")
+    task = Task.model_validate({
+        "id": "desk", "category": "base", "environment": DESK,
+        "question": [[{"role": "user", "content": "Sign up Ines Moreau and lend her Salt Road."}]],
+        "ground_truth": [["add_member(name='Ines Moreau')", "lend_book(book_id='b1', member_id='m-3')"]],
+        "initial_config": {DESK: DESK_STATE}})
+    env = ToolEnvironment(task)
+    assert env.instance(DESK).borrowed == {"m-1": [], "m-2": ["b2"]}  # derived from the books
+    assert json.loads(env.call("add_member", {"name": "Ines Moreau"})) == {"member_id": "m-3"}  # m-1 is taken
+    assert env.snapshot()[DESK]["members"] == {"m-1": "Hana Sato", "m-2": "Omar Haddad", "m-3": "Ines Moreau"}
+    assert env.call("lend_book", {"book_id": "b1", "member_id": "m-3"}) == "b1 lent to m-3"
+    assert env.snapshot()[DESK]["borrowed"] == {"m-1": [], "m-2": ["b2"], "m-3": ["b1"]}
+    spawned = template_for(task).spawn()  # what the reward and the rollouts start from
+    assert spawned.instance(DESK).borrowed == {"m-1": [], "m-2": ["b2"]}
+    assert spawned.execute("add_member(name='Li Wei')") == '{"member_id": "m-3"}'
+    assert score(task, [[list(task.ground_truth[0])]]).progress == 1.0
+    assert DESK_STATE["members"] == {"m-1": "Hana Sato", "m-2": "Omar Haddad"}  # the config is not touched
+
+
 def test_failures_are_error_results_never_exceptions():
     env = ToolEnvironment(notebook_task())
     assert env.call("add_note", {"title": "old", "text": "y"}) == "Error during execution: a note called 'old' exists"

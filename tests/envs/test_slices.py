@@ -75,3 +75,25 @@ def test_a_slice_at_every_turn_starts_from_the_gold_state_before_it_and_its_gold
 def test_turn_slice_rejects_a_turn_the_task_does_not_have(train):
     with pytest.raises(ValueError, match="no turn 99"):
         turn_slice(train[0], 99)
+
+
+def test_slices_and_episodes_keep_the_expected_errors_of_their_turns():
+    from validation_envs import DESK_STATE
+
+    from rods.envs.slices import episode_upto
+    from rods.envs.validation import validate_task
+    from rods.tasks import Task
+
+    desk = "validation_envs:Desk"
+    task = Task.model_validate({
+        "id": "desk", "category": "base", "environment": desk, "initial_config": {desk: DESK_STATE},
+        "question": [[{"role": "user", "content": "Lend Salt Road to Hana."}],
+                     [{"role": "user", "content": "And Tidal Clocks."}]],
+        "ground_truth": [["lend_book(book_id='b1', member_id='m-1')"], ["lend_book(book_id='b2', member_id='m-1')"]],
+        "expected_errors": {"1": [0]}})  # b2 is out with m-2
+    assert validate_task(task) == []
+    first, second = turn_slice(task, 0), turn_slice(task, 1)
+    assert first.expected_errors == {} and second.expected_errors == {"0": [0]}
+    assert validate_task(first) == [] and validate_task(second) == []
+    assert episode_upto(task, 0).expected_errors == {}  # turn 1 is not in it
+    assert episode_upto(task, 1).expected_errors == {"1": [0]}

@@ -66,6 +66,22 @@ def test_every_seed_replays_with_rp_1(conversion):
     assert failed == []
 
 
+def test_every_seed_passes_validation_with_tau2s_own_failing_actions_marked(conversion):
+    """A gold action that fails in tau2's own environment is marked expected to fail; ours must fail there too,
+    and nowhere else."""
+    from rods.envs.validation import describe, validate_task
+
+    lines = [describe(f, task.id) for task in conversion.tasks for f in validate_task(task)]
+    assert lines == []
+    marked = {t.id: t.expected_errors for t in conversion.tasks if t.expected_errors}
+    if conversion.domain == "retail":  # a misremembered e-mail first, then the right one
+        assert marked["tau2_retail_35"] == {"0": [0]}
+        assert "aarav.santos8321" in next(t for t in conversion.tasks if t.id == "tau2_retail_35").ground_truth[0][0]
+        assert len(marked) == 18
+    else:
+        assert marked == {}
+
+
 def test_export_command_writes_the_split_and_names_what_it_left_out(tmp_path, capsys):
     out = tmp_path / "retail_test.jsonl"
     assert main(["tasks", "export", "tau2:retail", "--split", "test", "--out", str(out)]) == 0

@@ -118,7 +118,7 @@ def test_parquet_task_files(tmp_path, bfcl_tasks):
     rows = []
     for task in tasks:
         row = task.model_dump(mode="json")
-        for key in ("initial_config", "provenance", "missed_function"):
+        for key in ("initial_config", "provenance", "missed_function", "expected_errors"):
             row[key] = json.dumps(row[key])
         rows.append(row)
     path = tmp_path / "tasks.parquet"
@@ -155,3 +155,54 @@ def test_a_task_source_is_a_split_or_a_file(tmp_path):
         read_task_source(tmp_path / "nope.jsonl")
     with pytest.raises(ValueError, match=r"data.seeds: .*nope.jsonl: no such file"):
         load_seeds(DataSettings(seeds=str(tmp_path / "nope.jsonl")))
+
+
+def test_json_errors_give_the_column_where_they_are(tmp_path):
+    path = tmp_path / "cols.jsonl"
+    path.write_text('{"id": "x"\n')  # the error is at the end of the line: column 11, not line 2 column 1
+    with pytest.raises(TaskFileError, match=r"line 1: invalid JSON \(Expecting ',' delimiter at column 11\)"):
+        read_tasks(path)
+    path.write_text('\n{"id": "x", oops}\r\n')
+    with pytest.raises(TaskFileError, match=r"line 2: invalid JSON \(.* at column 13\)"):
+        read_tasks(path)
+
+
+def test_a_directory_or_a_missing_file_is_one_clear_error(tmp_path):
+    with pytest.raises(TaskFileError, match=r"^\S+: is a directory, not a task file$"):
+        read_tasks(tmp_path)
+    with pytest.raises(TaskFileError, match=r"nope.jsonl: no such file$"):
+        read_tasks(tmp_path / "nope.jsonl")
+    with pytest.raises(IsADirectoryError, match="is a directory, not a file to write"):
+        write_tasks(tmp_path, [])
+
+
+def test_a_reader_goes_on_past_bad_lines_with_their_numbers(tmp_path, bfcl_tasks):
+    from rods.tasks.task_files import read_numbered_tasks, task_lines
+
+    good = bfcl_tasks[0].model_dump(mode="json")
+    path = tmp_path / "mixed.jsonl"
+    _write(path, [good, "{oops", "", dict(good, id="b", category="nope"), dict(good, id="c")])
+    lines = [(n, t.id if isinstance(t, Task) else type(t).__name__) for n, t in task_lines(path)]
+    assert lines == [(1, good["id"]), (2, "TaskFileError"), (4, "TaskFileError"), (5, "c")]
+    _write(path, [good, dict(good, id="c"), "", dict(good, id="c")])
+    with pytest.raises(TaskFileError, match="line 4: field 'id': duplicate task id 'c' \\(first at line 2\\)"):
+        read_numbered_tasks(path)
+
+
+def test_expected_errors_name_turns_and_gold_calls_of_the_task(bfcl_tasks):
+    from rods.tasks import content_hash
+    from rods.tasks.task_files import dump_task, parse_task
+
+    task = bfcl_tasks[0]
+    body = task.model_dump(mode="json")
+    marked = Task.model_validate({**body, "expected_errors": {"1": [0]}})
+    assert marked.expected_error_calls() == {(1, 0)}
+    assert content_hash(marked) == content_hash(task)  # how the gold behaves, not what the task is
+    assert "expected_errors" not in marked.to_bfcl_entry()
+    assert "expected_errors" not in json.loads(dump_task(task))  # files written before the field read alike
+    assert parse_task(json.loads(dump_task(marked))) == marked
+    for bad, message in [({"9": [0]}, "key '9' is not a turn index"), ({"x": [0]}, "key 'x' is not a turn index"),
+                         ({"1": [5]}, r"expected_errors\['1'\] = \[5\] must list distinct indices"),
+                         ({"1": [0, 0]}, "distinct indices"), ({"1": [-1]}, "distinct indices")]:
+        with pytest.raises(ValueError, match=message):
+            Task.model_validate({**body, "expected_errors": bad})

@@ -27,7 +27,9 @@ def _tool_doc(klass: type, name: str) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     required: list[str] = []
     defs: dict[str, Any] = {}
+    open_names = False  # `**kwargs`: names beyond the listed ones are accepted
     for param in list(inspect.signature(fn).parameters.values())[1:]:  # skip self
+        open_names = open_names or param.kind == param.VAR_KEYWORD
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
         schema: dict[str, Any] = {}
@@ -42,6 +44,8 @@ def _tool_doc(klass: type, name: str) -> dict[str, Any]:
             schema.setdefault("default", _json_default(param.default))
         properties[param.name] = schema
     parameters: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
+    if open_names:
+        parameters["additionalProperties"] = True
     if defs:
         parameters["$defs"] = defs
     return {

@@ -7,7 +7,10 @@ agent should take. rods has no user simulator, so a seed gets
   instructions, put in the customer's own voice (first person) by a few
   word rules (`first_person`);
 * the gold actions of the assistant (not the user's) as that turn's ground
-  truth, as call strings;
+  truth, as call strings; those that fail in tau2's own environment (a
+  lookup by an e-mail the customer misremembers, a refused return) are
+  marked as expected to fail (`Task.expected_errors`, `tau2_errors`), so
+  validation checks that they fail here too, and that nothing else does;
 * the initial state from the task when it has one (tau2's `agent_data`, a
   partial update of the database); `initialization_actions` and message
   histories have no rods equivalent and are refused (none of airline's or
@@ -108,6 +111,39 @@ def user_turn(task: Any) -> str:
     return first_person(text)
 
 
+def tau2_errors(domain: Domain, task: Any) -> tuple[int, ...]:
+    """Indices of the assistant's gold actions that fail when tau2's own environment replays them in order.
+
+    tau2's evaluation replays the gold actions the same way and keeps going past
+    an error (the error is what the scenario's agent saw), so these are part of
+    the ground truth, not mistakes in it.
+    """
+    key = (domain, str(task.id))  # tau2's packaged tasks do not change within a process
+    if key not in _ERRORS:
+        _ERRORS[key] = _replay_in_tau2(domain, task)
+    return _ERRORS[key]
+
+
+_ERRORS: dict[tuple[str, str], tuple[int, ...]] = {}
+
+
+def _replay_in_tau2(domain: Domain, task: Any) -> tuple[int, ...]:
+    from tau2.data_model.message import ToolCall as Tau2Call
+
+    if domain == "airline":
+        from tau2.domains.airline.environment import get_environment
+    else:
+        from tau2.domains.retail.environment import get_environment
+    env = get_environment()
+    state = task.initial_state
+    if state is not None:
+        env.set_state(state.initialization_data, None, [])
+    actions = [a for a in task.evaluation_criteria.actions if a.requestor == "assistant"]
+    return tuple(i for i, action in enumerate(actions)
+                 if env.get_response(Tau2Call(id=str(i), name=action.name, arguments=dict(action.arguments),
+                                              requestor="assistant")).error)
+
+
 def seed_task(domain: Domain, task: Any) -> Task:
     """One tau2 task as a rods seed; ValueError (with the reason) if it cannot be one."""
     criteria = task.evaluation_criteria
@@ -124,6 +160,7 @@ def seed_task(domain: Domain, task: Any) -> Task:
             config["db"] = data.agent_data
     environment = ENVIRONMENTS[domain]
     purpose = task.description.purpose if task.description is not None else None
+    failing = tau2_errors(domain, task)
     return Task(
         id=f"tau2_{domain}_{task.id}",
         category="base",
@@ -132,6 +169,7 @@ def seed_task(domain: Domain, task: Any) -> Task:
         initial_config={environment: config},
         involved_classes=[environment],
         ground_truth=[[format_call(ToolCall(a.name, dict(a.arguments))) for a in actions]],
+        expected_errors={"0": list(failing)} if failing else {},
         provenance=Provenance(origin="seed", source=f"tau2:{domain}/{task.id}", purpose=purpose),
     )
 
