@@ -48,6 +48,10 @@ class BfclDomain(Domain):
         return key == ENVIRONMENT or key in API_CLASS_FILES
 
     # -- loading
+    def classes(self, environment: str) -> list[str]:
+        """The environment `bfcl` spans the eight API classes; a class name, itself."""
+        return list(API_CLASS_FILES) if environment == ENVIRONMENT else [environment]
+
     def load_class(self, key: str) -> type:
         return classes.api_class(key)
 
