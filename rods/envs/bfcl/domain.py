@@ -83,6 +83,13 @@ class BfclDomain(Domain):
 
         return walk(state)
 
+    # -- errors
+    def error_of(self, key: str, result: str) -> str | None:
+        """`standard_error`, then BFCL's own failure shapes (`rods.envs.bfcl.errors`)."""
+        from rods.envs.bfcl.errors import bfcl_error
+
+        return super().error_of(key, result) or bfcl_error(result)
+
     # -- values
     def vocabulary(self, key: str) -> frozenset[str]:
         from rods.envs.bfcl.vocabulary import vocabulary
