@@ -185,21 +185,24 @@ COUNTER_TOOLS = [
 ]
 
 
-class SharedCounter(Environment):
-    """Counters kept in a class attribute: every instance (every fork, every rollout) shares one dict."""
-
-    counts: ClassVar[dict[str, int]] = {}
+class Counters(Environment):
+    """Named counters, kept by each instance (a protocol environment without a mistake)."""
 
     def tools(self) -> list[ToolSpec]:
         return list(COUNTER_TOOLS)
 
     def reset(self, initial_config: Mapping[str, Any], seed: int | None = None) -> None:
-        self.counts.clear()
-        self.counts.update(dict(initial_config.get("broken_envs:SharedCounter", {})).get("counts", {}))
+        self.counts = dict(dict(initial_config.get(type(self).key(), {})).get("counts", {}))
+
+    @classmethod
+    def key(cls) -> str:
+        return f"broken_envs:{cls.__name__}"
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> str:
-        if name not in ("increment", "read_counter") or "name" not in arguments:
-            return f"{ERROR_PREFIX}bad call {name}({dict(arguments)})"
+        if name not in ("increment", "read_counter"):
+            return f"{ERROR_PREFIX}no tool {name}"
+        if "name" not in arguments:
+            return f"{ERROR_PREFIX}{name} needs a name"
         if name == "increment":
             self.counts[arguments["name"]] = self.counts.get(arguments["name"], 0) + 1
         return str(self.counts.get(arguments["name"], 0))
@@ -208,28 +211,25 @@ class SharedCounter(Environment):
         return {"counts": dict(self.counts)}
 
 
-class Forgiving(Environment):
-    """Runs a call with a missing argument anyway (a default of its own) and says it went well."""
+class SharedCounter(Counters):
+    """Counters kept in a class attribute: every instance (every fork, every rollout) shares one dict."""
 
-    def tools(self) -> list[ToolSpec]:
-        return list(COUNTER_TOOLS)
+    shared: ClassVar[dict[str, int]] = {}
 
     def reset(self, initial_config: Mapping[str, Any], seed: int | None = None) -> None:
-        self.counts: dict[str, int] = {}
+        self.counts = self.shared  # the class's dict, not a copy
+        self.counts.clear()
+        self.counts.update(dict(initial_config.get(self.key(), {})).get("counts", {}))
+
+
+class Forgiving(Counters):
+    """Runs a call with a missing argument anyway (a default of its own) and says it went well."""
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> str:
-        if name not in ("increment", "read_counter"):
-            return f"{ERROR_PREFIX}no tool {name}"
-        key = str(arguments.get("name", "default"))
-        if name == "increment":
-            self.counts[key] = self.counts.get(key, 0) + 1
-        return str(self.counts.get(key, 0))
-
-    def snapshot(self) -> Any:
-        return {"counts": dict(self.counts)}
+        return super().call(name, {"name": "default", **arguments})
 
 
-class StringSchema(Forgiving):
+class StringSchema(Counters):
     """Declares a tool whose parameters are a string schema, not an object."""
 
     def tools(self) -> list[ToolSpec]:

@@ -101,11 +101,13 @@ def test_the_mcp_examples_pass_on_their_servers(example, monkeypatch):
     assert_passes(report)
 
 
-def test_the_control_library_passes():
+def test_the_controls_pass():
     report = check_environment("broken_envs:Library", seeds(
         "broken_envs:Library", {"books": {"bk-1": {"title": "T", "author": "A", "lent_to": None}}},
         "book_details(book_id='bk-1')", "lend_book(book_id='bk-1', member='Ann')"))
     assert_passes(report)
+    counters = "broken_envs:Counters"  # a protocol environment, hosted by replay
+    assert_passes(check_environment(counters, seeds(counters, {"counts": {"a": 1}}, "increment(name='a')")))
 
 
 # -- each broken environment fails with its reason ----------------------------------------------------------
@@ -118,11 +120,11 @@ BROKEN = [
     # (class, gold calls or None for no seeds, failing check, words of its reason)
     ("ReadThatWrites", LIBRARY_GOLD, "read-tools", "book_details is marked read but"),
     ("DatedLoans", LIBRARY_GOLD, "json", "a date (the snapshot holds only its repr)"),
-    ("Ratings", None, "json", "nan is not a JSON number"),
+    ("Ratings", None, "json", "is nan, not a JSON number"),
     ("SharedCounter", ("increment(name='a')",), "fork", "forks share state"),
     ("Singleton", LIBRARY_GOLD, "fork", "forks share state"),
     ("LuckyDraw", None, "reset", "a non-deterministic reset"),
-    ("RandomIds", ("add_member(name='Ann')",), "replay", "when replayed from the same config"),
+    ("RandomIds", ("add_member(name='Ann')",), "replay", "gives another result when replayed from the same config"),
     ("QuietMisses", LIBRARY_GOLD, "error-convention", "undetected error convention"),
     ("PrivateLoans", LIBRARY_GOLD, "write-tools", "lend_book is marked write but changed nothing"),
     ("ResetCatalogue", ("add_book(title='Dune', author='Frank Herbert')",), "constructor",
@@ -198,7 +200,7 @@ def test_state_values_feed_parameters_from_fields_and_id_maps():
 def test_not_json_names_what_the_snapshot_cannot_hold():
     assert not_json({"a": [1, 2.5, "x", None, {"b": (1, 2)}], "s": {1, 2}}) == []
     assert not_json({"when": datetime.date(2024, 1, 1)}) == [("/when", "a date (the snapshot holds only its repr)")]
-    assert not_json({"x": float("inf")}) == [("/x", "inf is not a JSON number")]
+    assert not_json({"x": float("inf")}) == [("/x", "inf, not a JSON number")]
     assert not_json({(1, 2): "pair"})[0][1] == "a tuple key"
 
 

@@ -227,6 +227,14 @@ def short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def texts_apart(a: str, b: str, width: int = 40) -> str:
+    """Where two texts part, in a message: `'...abc' / '...abd'` from a few characters before the first difference."""
+    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    start = max(0, at - 10)
+    cut = (lambda t: ("..." if start else "") + t[start:start + width] + ("..." if len(t) > start + width else ""))
+    return f"{cut(a)!r} / {cut(b)!r}"
+
+
 def clip(text: str, limit: int = 100) -> str:
     """A call's text in a message, cut to `limit` characters."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -252,7 +260,7 @@ def not_json(value: Any, path: str = "", _seen: frozenset[int] = frozenset()) ->
     if value is None or isinstance(value, bool | int | str):
         return []
     if isinstance(value, float):
-        return [] if math.isfinite(value) else [(path or "/", f"{value} is not a JSON number")]
+        return [] if math.isfinite(value) else [(path or "/", f"{value}, not a JSON number")]
     if id(value) in _seen:  # a reference back up the tree (a parent link): the snapshot cuts it
         return []
     seen = _seen | {id(value)}

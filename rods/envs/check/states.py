@@ -7,13 +7,14 @@ compares their snapshots; the JSON check reads what the runners found.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterable, Sequence
 from contextlib import ExitStack
 from typing import Any
 
 from rods.envs.calls import format_call
 from rods.envs.check.findings import Finding, fail, passed, warn
-from rods.envs.check.probes import clip, describe_difference, short
+from rods.envs.check.probes import clip, describe_difference, first_difference, short, texts_apart
 from rods.envs.check.runs import Runner, Setup, Step, round_trip, tool_of
 from rods.envs.classes import REPLAY_KEY
 from rods.envs.domain import domain_of
@@ -38,7 +39,9 @@ def check_reset(setup: Setup, calls: Sequence[str | Any]) -> list[Finding]:
         a, b = one.snapshot(), two.snapshot()
         if a != b:
             findings.append(fail("reset", f"{label}: two environments loaded from one config differ "
-                                          f"({describe_difference(a, b)}): a non-deterministic reset"))
+                                          f"({describe_difference(a, b)}): " + (
+                                              "a NaN, which is not equal to itself" if _nan_apart(a, b)
+                                              else "a non-deterministic reset")))
         elif a != start:
             findings.append(fail("reset", f"{label}: an environment loaded after another ran calls starts "
                                           f"elsewhere ({describe_difference(start, a)}): state is shared "
@@ -56,16 +59,22 @@ def check_reset(setup: Setup, calls: Sequence[str | Any]) -> list[Finding]:
                 continue
             if _is_error(one, call, result) and _is_error(one, call, again):
                 varied = varied or [warn("replay", f"{label}: {clip(_text(call))} failed twice with different "
-                                                   f"messages ({short(result)} / {short(again)})")]
+                                                   f"messages ({texts_apart(result, again)})")]
                 continue
-            return findings + [fail("replay", f"{label}: {clip(_text(call))} gave {short(result)}, then "
-                                              f"{short(again)} when replayed from the same config")]
+            return findings + [fail("replay", f"{label}: {clip(_text(call))} gives another result when replayed "
+                                              f"from the same config ({texts_apart(result, again)})")]
         if (again := one.snapshot()) != end:
             return findings + [fail("replay", f"{label}: {len(calls)} calls replayed from the same config "
                                               f"end in another state ({describe_difference(end, again)})")]
         findings += varied
     return findings + [passed("replay", f"{label}: {len(calls)} calls replay to the same results and state"
                                                  + (" (error messages aside)" if varied else ""))]
+
+
+def _nan_apart(a: Any, b: Any) -> bool:
+    """Whether two states differ first at a NaN in both (equal as text, unequal as values)."""
+    found = first_difference(a, b)
+    return found is not None and all(isinstance(v, float) and math.isnan(v) for v in found[1:])
 
 
 def _is_error(env: Any, call: Any, result: str) -> bool:
