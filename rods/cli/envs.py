@@ -16,14 +16,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run an environment's conformance checks (resets, forks, read/write tools, errors, JSON state)",
         description="Run an environment as rods will and check, one line per finding, that its resets are "
         "deterministic, its forks isolated, its read tools read and its write tools write, its errors are seen "
-        "as errors and its state is JSON. Exits non-zero on any FAIL.",
+        "as errors and its state is JSON. Exits non-zero on any FAIL. Drawn calls run every tool with made-up "
+        "arguments: check an environment whose tools touch nothing outside it.",
     )
     chk.add_argument("environment", metavar="ENV",
                      help="an environment name as tasks write it: bfcl, an import path package.module:Class, "
                      "or an MCP manifest path")
     chk.add_argument("--seeds", metavar="FILE",
-                     help="a task file of this environment: its initial configs and gold calls are run too "
-                     "(without it, the empty config and drawn calls only)")
+                     help="seeds of this environment, a task file (or for bfcl a split: train, test, all): "
+                     "their initial configs and gold calls are run too (without it, the empty config and drawn "
+                     "calls only)")
     chk.add_argument("--calls-per-tool", type=int, default=3, metavar="N",
                      help="calls drawn from each tool's schema (default 3)")
     chk.add_argument("--seed", type=int, default=0, help="the seed of the drawn calls (default 0)")
