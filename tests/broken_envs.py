@@ -132,6 +132,21 @@ class PrivateLoans(Library):
         return f"{book_id} lent to {member}"
 
 
+class Reminders(Library):
+    """Keeps a reminder per loan as a function: the state cannot be copied once a book is lent."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reminders: dict[str, Any] = {}
+
+    @tool("write")
+    def lend_book(self, book_id: str, member: str) -> str:
+        """Hand a book to a member, with a reminder to bring it back."""
+        result = super().lend_book(book_id, member)
+        self.reminders[book_id] = lambda: f"{member}, please return {book_id}"
+        return result
+
+
 class Singleton(Library):
     """One instance per process (`__new__` hands it out again): every copy, fork or rollout is the same object."""
 

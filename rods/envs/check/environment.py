@@ -10,6 +10,7 @@ with a name:
   one ran calls, and loading one leaves the others as they were;
 * `replay`: the same calls from the same config give the same results and state;
 * `fork`: a call in a fork leaves the original unchanged, and vice versa;
+* `state`: the state can be read and copied after every call;
 * `json`: every snapshot round-trips through JSON, and the live state holds nothing JSON cannot;
 * `read-tools`: a tool marked read never changes the snapshot;
 * `write-tools`: a tool marked write changes it in some successful call;
@@ -22,8 +23,8 @@ with a name:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from rods.envs.check.calls import (
     check_error_convention,
@@ -33,7 +34,7 @@ from rods.envs.check.calls import (
     check_writes,
     list_tools,
 )
-from rods.envs.check.findings import Report, fail
+from rods.envs.check.findings import Finding, Report, fail
 from rods.envs.check.runs import Runner, drawn_runners, gold_runner, setups_of
 from rods.envs.check.states import check_constructor, check_fork, check_json, check_reset
 
@@ -72,13 +73,29 @@ def check_environment(environment: str, tasks: Sequence[Task] = (), *, calls_per
     chosen: dict[str, Runner] = {}  # per distinct config, the first runner whose calls changed the state
     for runner in sorted(runners, key=lambda r: (not any(s.changed for s in r.steps), -len(r.steps))):
         chosen.setdefault(runner.setup.key, runner)
-    for runner in list(chosen.values())[:deep]:
-        findings += check_reset(runner.setup, [s.call for s in runner.steps])
-        findings += check_fork(runner.setup, runner.steps)
+    failures: dict[str, Runner] = {}  # one line per way it failed, at its first runner
+    for runner in runners:
+        if runner.broken is not None:
+            failures.setdefault(runner.broken, runner)
+    findings += [fail("state", f"{r.setup.label}: reading or copying the state failed after {r.broken_after}: {why}")
+                 for why, r in failures.items()]
+    again = list(chosen.values())[:deep]
+    for runner in again:
+        label = runner.setup.label
+        findings += guarded("reset", label, check_reset, runner.setup, [s.call for s in runner.steps])
+        findings += guarded("fork", label, check_fork, runner.setup, runner.steps)
     findings += check_json(runners)
     findings += check_reads(steps, specs)
     findings += check_writes(steps, specs)
     findings += check_errors(steps)
     findings += check_error_convention(steps)
-    findings += check_constructor(r.setup for r in list(chosen.values())[:deep])
+    findings += guarded("constructor", "loading", check_constructor, [r.setup for r in again])
     return report
+
+
+def guarded(check: str, label: str, run: Callable[..., list[Finding]], *args: Any) -> list[Finding]:
+    """`run(*args)`'s findings; an exception out of the environment (a load, a snapshot, a fork) is one more."""
+    try:
+        return run(*args)
+    except Exception as err:
+        return [fail(check, f"{label}: {type(err).__name__}: {err}")]

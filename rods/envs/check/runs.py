@@ -21,6 +21,7 @@ from rods.envs.calls import CallParseError, ToolCall, format_call, parse_call_te
 from rods.envs.check.probes import (
     ERROR_WORDS,
     StateValues,
+    clip,
     describe_difference,
     draw_arguments,
     error_words,
@@ -116,6 +117,10 @@ class Runner:
     steps: list[Step] = field(default_factory=list)
     #: (where, why) for each part of a snapshot or live state that is not JSON (filled by `finish`).
     not_json: list[tuple[str, str]] = field(default_factory=list)
+    #: Why the state could not be read or copied after a call (then no more calls run), or None.
+    broken: str | None = None
+    #: That call.
+    broken_after: str = ""
 
     def __post_init__(self) -> None:
         self.initial = self.state = self.env.snapshot()
@@ -129,7 +134,18 @@ class Runner:
         """
         return b"".join(freeze(self.env.instance(c)) for c in self.env.involved_classes)
 
-    def run(self, call: str | ToolCall, source: Source) -> Step:
+    def run(self, call: str | ToolCall, source: Source) -> Step | None:
+        """Run one call and keep its step; None once reading or copying the state has raised (`broken`)."""
+        if self.broken is not None:
+            return None
+        try:
+            return self._run(call, source)
+        except Exception as err:  # a call never raises (the contract); reading or copying the state may
+            self.broken = f"{type(err).__name__}: {err}"
+            self.broken_after = clip(call if isinstance(call, str) else format_call(call))
+            return None
+
+    def _run(self, call: str | ToolCall, source: Source) -> Step:
         result = self.env.execute(call)
         tool = tool_of(call)
         owner = self.env.owners.get(tool, self.setup.classes[0])
@@ -151,11 +167,14 @@ class Runner:
         """Check the last snapshot and the live state for what JSON cannot hold; close the environment.
 
         (The first snapshot of a config is the reset check's.)"""
-        if self.state is not self.initial:
-            self.not_json += round_trip(self.state)
-        self.not_json += not_json(self.env.state())
-        self.initial = self.state = None
-        self.env.close()
+        try:
+            if self.broken is None:
+                if self.state is not self.initial:
+                    self.not_json += round_trip(self.state)
+                self.not_json += not_json(self.env.state())
+        finally:
+            self.initial = self.state = None
+            self.env.close()
 
 
 def round_trip(snapshot: Any) -> list[tuple[str, str]]:
