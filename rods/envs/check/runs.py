@@ -11,6 +11,7 @@ checks read.
 from __future__ import annotations
 
 import json
+import logging
 import random
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
@@ -36,6 +37,8 @@ from rods.envs.python import to_json
 
 if TYPE_CHECKING:
     from rods.tasks.model import Task
+
+logger = logging.getLogger(__name__)
 
 #: A tool name no environment has (the unknown-tool call).
 NO_SUCH_TOOL = "rods_check_no_such_tool"
@@ -172,9 +175,14 @@ class Runner:
                 if self.state is not self.initial:
                     self.not_json += round_trip(self.state)
                 self.not_json += not_json(self.env.state())
+        except Exception as err:  # the state could not be read: as for a call that broke it
+            self.broken, self.broken_after = f"{type(err).__name__}: {err}", "its last call"
         finally:
             self.initial = self.state = None
-            self.env.close()
+            try:
+                self.env.close()
+            except Exception as err:
+                logger.warning("%s: closing the environment failed: %s", self.setup.label, err)
 
 
 def round_trip(snapshot: Any) -> list[tuple[str, str]]:

@@ -23,7 +23,8 @@ from rods.envs.python import constructor_parameters, to_json, volatile
 
 def check_reset(setup: Setup, calls: Sequence[str | Any]) -> list[Finding]:
     """Two loads of a config agree with each other and with a third that ran `calls` before them; loading leaves
-    that third as it was; `calls` replay on a new load to the same results and state."""
+    that third as it was; `calls` replay on a new load to the same results and state; the first snapshot
+    round-trips through JSON. (One function: the replay and the JSON check reuse the loads.)"""
     label, findings = setup.label, []
     with ExitStack() as stack:
         first = setup.load()
@@ -139,13 +140,13 @@ def check_json(runners: Iterable[Runner]) -> list[Finding]:
 
 def _attribute_difference(a: Any, b: Any, skip: frozenset[str]) -> tuple[str, Any, Any] | None:
     """(name, value in a, value in b) of the first attribute, private ones too, where two instances differ."""
-    mine, theirs = vars(a), vars(b)
+    mine, theirs = getattr(a, "__dict__", {}), getattr(b, "__dict__", {})
     for name in sorted((set(mine) | set(theirs)) - skip):
         x, y = mine.get(name), theirs.get(name)
         try:
             if x == y:
                 continue
-        except Exception:  # noqa: S110 - an __eq__ that raises: compare their JSON instead
+        except Exception:  # an __eq__ that raises: compare their JSON instead
             pass
         if to_json(x) != to_json(y):
             return name, to_json(x), to_json(y)
@@ -164,7 +165,7 @@ def check_constructor(setups: Iterable[Setup]) -> list[Finding]:
                 continue
             try:
                 built = klass(**copy.deepcopy(dict(config)))
-            except Exception:  # noqa: S112 - a config meant for a `_reset` hook, not the constructor
+            except Exception:  # a config meant for a `_reset` hook, not for the constructor
                 continue
             compared += 1
             with ExitStack() as stack:
