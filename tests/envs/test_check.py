@@ -108,6 +108,10 @@ def test_the_controls_pass():
     assert_passes(report)
     counters = "broken_envs:Counters"  # a protocol environment, hosted by replay
     assert_passes(check_environment(counters, seeds(counters, {"counts": {"a": 1}}, "increment(name='a')")))
+    catalogue = "broken_envs:Catalogue"  # built by its constructor, which derives an index and a counter
+    report = check_environment(catalogue, seeds(catalogue, BOOKS, "add_book(title='Dune', author='Frank Herbert')"))
+    assert_passes(report)
+    assert any("1 constructor-built instance(s) keep" in f.reason for f in report.findings if f.check == "constructor")
 
 
 # -- each broken environment fails with its reason ----------------------------------------------------------
