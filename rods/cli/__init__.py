@@ -15,6 +15,7 @@ import sys
 #: Subcommand modules, in the order `rods --help` lists them.
 COMMAND_MODULES = (
     "rods.cli.tasks",
+    "rods.cli.envs",
     "rods.cli.reward",
     "rods.cli.synth",
     "rods.cli.train",

@@ -6,9 +6,10 @@ same files (`domain.py` holding its `Domain`, plus whatever it needs to load
 and run its environments). Synthesis, the reward, the templates and
 evaluation never ask which domain they talk to; they read its hooks:
 
-* **loading**: the class behind a key, its tools and their docs, a loaded
-  instance, how one call runs (`load_class`, `tool_names`, `tool_docs`,
-  `load`, `invoke`, `stateless`);
+* **loading**: the classes an environment name spans, the class behind a
+  key, its tools and their docs, a loaded instance, how one call runs
+  (`classes`, `load_class`, `tool_names`, `tool_docs`, `load`, `invoke`,
+  `stateless`);
 * **state**: how its state reads as (path, value) leaves (`state_leaves`);
 * **errors**: which results are failures (`error_of`); every domain reads
   `ERROR_PREFIX` (an exception, a refused or unknown call) and a JSON object
@@ -86,6 +87,10 @@ class Domain:
     def owns(self, key: str) -> bool:
         """Whether a key names this domain by itself (no class to import), as BFCL's names and manifests do."""
         return False
+
+    def classes(self, environment: str) -> list[str]:
+        """The class keys an environment name spans (a task's `involved_classes` are some of them)."""
+        return [environment]
 
     def load_class(self, key: str) -> type:
         """The class whose instances hold a rollout's state (a stand-in class for a hosted environment)."""

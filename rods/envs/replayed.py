@@ -178,7 +178,7 @@ class ReplayedEnvironment:
             host.writes = self._writes
         return host
 
-    def _call(self, name: str, *args: Any, **arguments: Any) -> str:
+    def _call(self, name: str, /, *args: Any, **arguments: Any) -> str:  # a tool may take `name` too
         if args:
             raise TypeError(f"{name} takes keyword arguments only")
         while True:

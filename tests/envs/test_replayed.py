@@ -104,3 +104,9 @@ def test_a_write_that_fails_without_changing_the_state_keeps_sharing(key):
     assert stock(twin, "lamp") == 2 and stock(again, "lamp") == 0 and stock(original, "lamp") == 0
     for env in (original, twin, again):
         env.close()
+
+
+def test_a_tool_argument_called_name_reaches_the_environment():
+    env = ReplayedEnvironment("broken_envs:Forgiving", {})
+    assert env.increment(name="a") == "1"
+    assert env.state_snapshot == {"counts": {"a": 1}}

@@ -57,6 +57,10 @@ class BfclDomain(Domain):
         return key == ENVIRONMENT or key in API_CLASS_FILES
 
     # -- loading
+    def classes(self, environment: str) -> list[str]:
+        """The environment `bfcl` spans the eight API classes; a class name, itself."""
+        return list(API_CLASS_FILES) if environment == ENVIRONMENT else [environment]
+
     def load_class(self, key: str) -> type:
         return classes.api_class(key)
 
@@ -90,6 +94,13 @@ class BfclDomain(Domain):
         from rods.envs.state import walk
 
         return walk(state)
+
+    # -- errors
+    def error_of(self, key: str, result: str) -> str | None:
+        """`standard_error`, then BFCL's own failure shapes (`rods.envs.bfcl.errors`)."""
+        from rods.envs.bfcl.errors import bfcl_error
+
+        return super().error_of(key, result) or bfcl_error(result)
 
     # -- values
     def vocabulary(self, key: str) -> frozenset[str]:
