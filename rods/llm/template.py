@@ -164,8 +164,10 @@ class TemplateBackend(LLMBackend):
 
     @staticmethod
     def _choose_sequence(ctx: dict) -> dict:
+        """A seeded draw among the candidates the planner prefers (its first `preferred`), else among all."""
         candidates = ctx.get("candidates") or [[]]
-        return {"choice": random.Random(ctx.get("seed", 0)).randrange(len(candidates))}
+        preferred = ctx.get("preferred") or len(candidates)
+        return {"choice": random.Random(ctx.get("seed", 0)).randrange(min(preferred, len(candidates)))}
 
     @staticmethod
     def _narrative(ctx: dict) -> dict:

@@ -244,8 +244,8 @@ class Planner:
             slots = _drop_isolated_read(slots, info.profile, local)
         narrative = self.write_narrative(seed, rng_seed) if self.config.narrative else None
         banned = self._banned(seed, blacklist)
-        candidates = self._candidates(seed, slots, banned, local)
-        index, suggested = self._choose(candidates, slots, narrative, local)
+        candidates, in_band = self._candidates(seed, slots, banned, local)
+        index, suggested = self._choose(candidates, slots, narrative, local, in_band)
         chosen = candidates[index]
         with self._lock:
             for j, name in enumerate(chosen):
@@ -291,11 +291,12 @@ class Planner:
         node = self.graph.nodes[name]
         return [p for p in node.required if node.params.get(p) in ("string", "str") and tokens(p) & TEXT_WORDS]
 
-    def _candidates(self, seed: Task, slots: list[Slot], banned: set, rng: random.Random) -> list[list[str]]:
-        """Up to `candidates` distinct sampled sequences whose skill overlap with the seed is inside the band
-        and which keep one of the seed's write functions (if it has any); when a round of draws finds none
-        inside, the next round weighs the seed's own functions more (x4 a round); the nearest ones are used
-        when no round does."""
+    def _candidates(self, seed: Task, slots: list[Slot], banned: set, rng: random.Random
+                    ) -> tuple[list[list[str]], int]:
+        """Up to `candidates` distinct sampled sequences, and how many of them (the first ones) have a skill
+        overlap with the seed inside the band and keep one of the seed's write functions (if it has any); when
+        a round of draws finds none inside, the next round weighs the seed's own functions more (x4 a round);
+        the rest are the nearest others."""
         low, high = self.config.skill_overlap
         mine = {s.seed_function for s in slots}
         writes = {s.seed_function for s in slots if s.changed}
@@ -313,10 +314,10 @@ class Planner:
             if any(m == 0 for m, _ in scored):
                 break
         if not scored:  # nothing graph-valid avoids the blacklist: fall back to the seed's functions
-            return [[s.seed_function for s in slots]]
+            return [[s.seed_function for s in slots]], 0
         scored.sort(key=lambda item: item[0])  # stable: in-band ones first, in the order drawn
-        inside = [s for m, s in scored if m == 0]
-        return (inside or [s for _, s in scored])[: self.config.candidates]
+        kept = scored[: self.config.candidates]
+        return [s for _, s in kept], sum(m == 0 for m, _ in kept)
 
     def _pool(self, j: int, slot: Slot, prefix: list[str], banned: set, slots: list[Slot] | None = None) -> list[str]:
         pool = [n for n in self._by_class.get(slot.api_class, [slot.seed_function])
@@ -377,7 +378,7 @@ class Planner:
         return pool[: self.config.alternatives]
 
     def _choose(self, candidates: list[list[str]], slots: list[Slot], narrative: str | None,
-                rng: random.Random) -> tuple[int, dict[int, dict[str, Any]]]:
+                rng: random.Random, preferred: int = 0) -> tuple[int, dict[int, dict[str, Any]]]:
         """The backend picks a candidate for the narrative (purpose "plan.sequence") and may suggest values.
 
         A choice that is no candidate index is counted in `invalid_choices` and
@@ -397,11 +398,13 @@ class Planner:
             [{"role": "system", "content": "You plan tool-use tasks for a user's goal."},
              {"role": "user", "content": f"Goal: {narrative or '(none)'}\nCandidate call sequences (index: steps): "
               + json.dumps(dict(enumerate(shown)))[:6000]
+              + (f"\nThe first {preferred} keep the seed's skills best." if preferred else "")
               + "\nPick the sequence that serves the goal best. You may also propose argument values that fit "
               "the goal for steps of the chosen sequence. Answer as JSON {\"choice\": index, "
               "\"arguments\": {step index: {parameter: value}}}."}],
             json_schema=sequence_choice_model(len(candidates), params), purpose="plan.sequence",
-            context={"candidates": candidates, "narrative": narrative, "seed": rng.randrange(2**31)},
+            context={"candidates": candidates, "narrative": narrative, "seed": rng.randrange(2**31),
+                     "preferred": preferred},
         )
         answer: SequenceChoice = reply.parsed
         choice = answer.choice
