@@ -1,0 +1,138 @@
+"""The coherence rules (rods.synth.coherence): each detector fails on a hand-made bad task, human seeds mostly pass,
+and no variant the pipeline accepts breaks one."""
+
+import pytest
+from synth.conftest import stratified
+
+from rods.llm import make_backend
+from rods.synth.coherence import KINDS, Coherence, retelling, retellings
+from rods.synth.pipeline import Pipeline
+from rods.synth.profile import trace_task
+from rods.synth.settings import SynthConfig
+from rods.tasks import Task
+from rods.tasks.bfcl import API_CLASSES
+
+LIBRARY = "validation_envs:Desk"
+
+
+@pytest.fixture(scope="module")
+def bfcl_rules(api_graph):
+    return Coherence("bfcl", list(API_CLASSES), api_graph.flows)
+
+
+def bfcl_task(calls: list[list[str]], config: dict, classes: list[str], questions: list[str] | None = None) -> Task:
+    questions = questions or [f"Please do step {t}." for t in range(len(calls))]
+    return Task.model_validate({"id": "hand-made", "category": "base", "involved_classes": classes,
+                                "initial_config": config, "ground_truth": calls,
+                                "question": [[{"role": "user", "content": q}] for q in questions]})
+
+
+FS = {"GorillaFileSystem": {"root": {"alex": {"type": "directory", "contents": {
+    "notes.txt": {"type": "file", "content": "Quarterly plan for the Lisbon office"},
+    "drafts": {"type": "directory", "contents": {}}}}}}}
+CAR = {"VehicleControlAPI": {"fuelLevel": 10.0, "batteryVoltage": 12.6, "engine_state": "stopped"}}
+
+
+def kinds(rules, task, seed=None):
+    return {v.kind for v in rules.violations(task, seed=seed)}
+
+
+def test_a_placeholder_and_a_field_name_as_values_are_degenerate(bfcl_rules):
+    task = bfcl_task([["set_navigation(destination='None')"]], CAR, ["VehicleControlAPI"])
+    assert "degenerate_value" in kinds(bfcl_rules, task)
+    named = bfcl_task([["set_navigation(destination='fuelLevel')"]], CAR, ["VehicleControlAPI"])
+    assert "degenerate_value" in kinds(bfcl_rules, named)
+    zeros = bfcl_task([["set_navigation(destination='00000')"]], CAR, ["VehicleControlAPI"])
+    assert "degenerate_value" in kinds(bfcl_rules, zeros)
+    fine = bfcl_task([["set_navigation(destination='2107 Channing Way, Berkeley, CA')"]], CAR, ["VehicleControlAPI"])
+    assert "degenerate_value" not in kinds(bfcl_rules, fine)
+
+
+def test_a_number_no_one_types_is_flagged_unless_a_call_produced_it(bfcl_rules):
+    typed = bfcl_task([["liter_to_gallon(liter=35.795306000000004)"]], CAR, ["VehicleControlAPI"])
+    assert "precision" in kinds(bfcl_rules, typed)
+    plain = bfcl_task([["liter_to_gallon(liter=35.8)"]], CAR, ["VehicleControlAPI"])
+    assert "precision" not in kinds(bfcl_rules, plain)
+
+
+def test_a_result_fed_into_a_parameter_of_another_role_is_a_mismatch(bfcl_rules):
+    # a gallon count fed in as a temperature: typed right, meaning wrong
+    task = bfcl_task([["liter_to_gallon(liter=135.5)", "adjustClimateControl(temperature=35.795306000000004)"]],
+                     CAR, ["VehicleControlAPI"])
+    found = [v for v in bfcl_rules.violations(task) if v.kind == "role_mismatch_flow"]
+    assert found and found[0].call == 1, bfcl_rules.violations(task)
+    # a folder made, then entered: the same role on both sides
+    fine = bfcl_task([["mkdir(dir_name='reports')", "cd(folder='reports')"]], FS, ["GorillaFileSystem"])
+    assert "role_mismatch_flow" not in kinds(bfcl_rules, fine)
+
+
+def test_a_write_undone_later_is_superfluous(bfcl_rules):
+    task = bfcl_task([["activateParkingBrake(mode='engage')", "activateParkingBrake(mode='release')",
+                       "activateParkingBrake(mode='engage')"]], CAR, ["VehicleControlAPI"])
+    assert "superfluous_write" in kinds(bfcl_rules, task)
+    once = bfcl_task([["activateParkingBrake(mode='engage')"]], CAR, ["VehicleControlAPI"])
+    assert "superfluous_write" not in kinds(bfcl_rules, once)
+
+
+def test_a_read_asked_again_or_used_by_no_one_is_unused(bfcl_rules):
+    again = bfcl_task([["ls()", "ls()"]], FS, ["GorillaFileSystem"], ["Show me what is here."])
+    assert "unused_read" in kinds(bfcl_rules, again)
+    unasked = bfcl_task([["pwd()", "mkdir(dir_name='reports')"]], FS, ["GorillaFileSystem"],
+                        ["Make a folder called reports."])
+    assert "unused_read" in kinds(bfcl_rules, unasked)
+    asked = bfcl_task([["pwd()", "mkdir(dir_name='reports')"]], FS, ["GorillaFileSystem"],
+                      ["Which directory am I in? And make a folder called reports."])
+    assert "unused_read" not in kinds(bfcl_rules, asked)
+
+
+def test_an_id_given_as_a_name_is_flagged(tmp_path):
+    rules = Coherence(LIBRARY, [LIBRARY])
+    task = Task.model_validate({"id": "desk", "category": "base", "environment": LIBRARY,
+                                "initial_config": {LIBRARY: {"books": {}, "members": {}}},
+                                "ground_truth": [["add_member(name='M102')"]],
+                                "question": [[{"role": "user", "content": "Add M102."}]]})
+    assert "id_as_name" in kinds(rules, task)
+    person = task.model_copy(update={"ground_truth": [["add_member(name='Hana Sato')"]]})
+    assert "id_as_name" not in kinds(rules, person)
+
+
+def test_calls_that_share_nothing_have_no_common_goal(bfcl_rules):
+    apart = bfcl_task([["du()"], ["max_value(numbers=[473.08, 118.49, 433])"]], FS, ["GorillaFileSystem", "MathAPI"])
+    assert "no_goal" in kinds(bfcl_rules, apart)
+    joined = bfcl_task([["wc(file_name='notes.txt', mode='c')"], ["mean(numbers=[36])"]], FS,
+                       ["GorillaFileSystem", "MathAPI"])
+    assert "no_goal" not in kinds(bfcl_rules, joined)  # the character count feeds the mean
+    # judged beside its seed: a seed that does two unrelated things lets its variant do so too
+    assert "no_goal" not in kinds(bfcl_rules, apart, seed=apart)
+
+
+def test_a_retelling_mentions_its_result_without_being_one_of_its_values(bfcl_rules):
+    told = retelling('{"file_content": "Quarterly plan for the Lisbon office"}')
+    assert told == "Quarterly plan for the Lisbon" and told != "Quarterly plan for the Lisbon office"
+    assert retelling('{"matches": ["a.txt", "b.txt"]}') == "a.txt, b.txt"
+    task = bfcl_task([["cat(file_name='notes.txt')"], ["post_tweet(content='Quarterly plan for the Lisbon')"]],
+                     {**FS, "TwitterAPI": {"username": "alex", "authenticated": True}},
+                     ["GorillaFileSystem", "TwitterAPI"])
+    assert retellings(trace_task(task), bfcl_rules.params, bfcl_rules.words) == {(1, "content"): 0}
+    assert "no_goal" not in kinds(bfcl_rules, task)
+
+
+def test_most_human_seeds_break_no_rule(bfcl_tasks, bfcl_rules):
+    """The rules are calibrated on what people ask: at least 85% of BFCL's tasks break none (but `no_goal`,
+    which is judged against a variant's own seed)."""
+    seeds = bfcl_tasks[::8]
+    clean = sum(not [v for v in bfcl_rules.violations(s) if v.kind != "no_goal"] for s in seeds)
+    assert clean >= 0.85 * len(seeds)
+
+
+def test_no_accepted_variant_breaks_a_rule(seeds_by_category, api_graph, bfcl_rules):
+    """A property over variants of 20 seeds of all four categories: the pipeline holds every one to every rule."""
+    seeds = stratified(seeds_by_category, 5)
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=2, workers=2, seed=3), graph=api_graph)
+    accepted = pipeline(seeds)
+    by_id = {s.id: s for s in seeds}
+    assert len(accepted) >= 0.4 * 2 * len(seeds), pipeline.report()["rejections"]
+    for task in accepted:
+        found = bfcl_rules.violations(task, seed=by_id[task.provenance.parent_id])
+        assert not found, (task.id, [str(v) for v in found])
+    assert set(KINDS) >= {r.split(":")[-1] for r in pipeline.stats.rejections if "coherence" in r}
