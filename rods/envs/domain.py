@@ -238,12 +238,16 @@ def domain_of(key: str) -> Domain:
     is an import path, whose class names its domain (`rods_domain`), is an
     `Environment` subclass (hosted by replay) or is a plain Python class.
     """
-    from rods.envs.bfcl.domain import DOMAIN as BFCL
-    from rods.envs.mcp.domain import DOMAIN as MCP
+    from rods.tasks.record import MCP_MANIFEST_SUFFIXES
 
-    for named in (BFCL, MCP):
-        if named.owns(key):
-            return named
+    if key.endswith(MCP_MANIFEST_SUFFIXES):  # imported only when asked for: the MCP SDK is slow to import
+        from rods.envs.mcp.domain import DOMAIN as MCP
+
+        return MCP
+    from rods.envs.bfcl.domain import DOMAIN as BFCL
+
+    if BFCL.owns(key):
+        return BFCL
     from rods.envs.python.domain import domain_of_class
 
     return domain_of_class(key)

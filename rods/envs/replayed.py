@@ -26,7 +26,7 @@ from functools import cache
 from typing import Any
 
 from rods.envs.protocol import ERROR_PREFIX, Environment, ToolSpec
-from rods.tasks.model import MCP_MANIFEST_SUFFIXES
+from rods.tasks.record import MCP_MANIFEST_SUFFIXES
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from rods.tasks.bfcl import API_CLASSES
-from rods.tasks.record import is_long_context
+from rods.tasks.record import MCP_MANIFEST_SUFFIXES, is_long_context
 
 Category = Literal["base", "miss_func", "miss_param", "long_context"]
 TaskType = Literal["basic", "miss_func", "miss_param"]
@@ -23,8 +23,6 @@ Origin = Literal["seed", "synthetic"]
 #: The environment of BFCL's eight API classes; any other environment is named by
 #: an import path `package.module:ClassName` (a Python class, docs/design.md §2.2).
 BFCL_ENVIRONMENT = "bfcl"
-#: An MCP environment is named by the path of its manifest (`rods.envs.mcp`).
-MCP_MANIFEST_SUFFIXES = (".yaml", ".yml")
 IMPORT_PATH = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
 
 

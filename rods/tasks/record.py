@@ -11,6 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 
+#: An MCP environment is named by the path of its manifest (`rods.envs.mcp`).
+MCP_MANIFEST_SUFFIXES = (".yaml", ".yml")
+
+
 def is_long_context(category: str, task_id: str) -> bool:
     """Whether a task's classes load with BFCL's long-context flag."""
     return category == "long_context" or "long_context" in task_id

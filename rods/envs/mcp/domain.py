@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rods.envs.python.domain import ProtocolDomain
-from rods.tasks.model import MCP_MANIFEST_SUFFIXES
+from rods.tasks.record import MCP_MANIFEST_SUFFIXES
 
 
 class McpDomain(ProtocolDomain):
