@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-
 #: An MCP environment is named by the path of its manifest (`rods.envs.mcp`).
 MCP_MANIFEST_SUFFIXES = (".yaml", ".yml")
 
