@@ -36,6 +36,18 @@ Esme Felix Greta Hugo Ines Jasper Leona Matteo Noor Otto Paloma Rafael Saskia To
 Wilma Yara Zoltan Aurelio Beatrix Cyrus Delphine Emeric Fiora Gustav Helka Ilario Juno Kasimir
 Lavinia Marek Nadia Oskar Perpetua Ronan Sabine Thaddeus Ulla Valter Wren Yannick Zelda""".split()
 
+#: ... family names, for the people a variant names ...
+SURNAMES = """Abara Bellini Castell Dufresne Eklund Farouk Gallo Hartley Ibsen Jaramillo Kovac Lindqvist
+Moreno Nakamura Okafor Petrov Quintana Rahman Sorensen Takeda Ueda Varga Whitlock Xu Yilmaz Zeller
+Andrade Brandt Chowdhury Delgado Esposito Fischer Guerrero Halvorsen Iqbal Janssen Kimura Laurent
+Mensah Novak Olsen Pereira Ramos Schultz Tanaka Urban Vasquez Weber Young Zimmer""".split()
+
+#: ... and places (cities), for addresses and destinations.
+PLACES = """Aberdeen Bergen Cordoba Dunedin Eindhoven Florence Galway Hamilton Innsbruck Jaipur Kyoto Leipzig
+Malmo Nantes Oaxaca Porto Quito Rosario Salzburg Tartu Utrecht Valencia Wroclaw Yokohama Zagreb Adelaide
+Brisbane Calgary Dresden Edmonton Geneva Halifax Izmir Kingston Lyon Marseille Nagoya Oslo Perth
+Regina Seville Tampere Uppsala Vienna Windsor""".split()
+
 #: A word or a run of digits.
 WORD = re.compile(r"[A-Za-z]+|\d+")
 

@@ -79,6 +79,10 @@ VERBS = frozenset("""get set list find search show view read open check look fet
     validate login logout sign register subscribe unsubscribe follow unfollow invite join leave enable disable turn
     lock unlock archive restore upload download export import schedule plan track notify think""".split())
 
+#: Verbs a tool that only reads starts with ("book_details" reads a book: it books nothing).
+READ_VERBS = frozenset("""get list find search show view read open check look fetch count sum calculate compute
+    convert estimate compare sort filter rank verify validate track""".split())
+
 #: Words too general to tell a user which tool a request is for.
 _PLAIN = frozenset("""the and for with from into that this what which when each every some their there about
     above after before given other only also been have will would should could does made make using used more
@@ -116,25 +120,36 @@ def _said(param: str, value: Any, said: frozenset[str], nouns: Mapping[str, str]
 
 def generic_outcome(function: str, arguments: dict[str, Any], *, description: str = "", params: Iterable[str] = (),
                     bound: Iterable[str] = (), missing: str | None = None, said: Iterable[str] = (),
-                    nouns: Mapping[str, str] | None = None) -> str:
+                    nouns: Mapping[str, str] | None = None, effect: str = "unknown") -> str:
     """A person's request for any tool, from its name, description and arguments (never its parameter names
     next to their values, nor its description's wording: `rods.synth.leak`).
 
-    The name gives the verb and object ("get_user_details" -> "get the user details"); a one-word name
-    reads "take care of the balance". When neither the name nor a supplied value shares a content word with
+    The name gives the verb and object ("get_user_details" -> "get the user details"); a tool that writes
+    is an action even when its verb is not a common one ("lend_book" -> "lend the book"), one that reads a
+    thing to look up ("item_details" -> "look up the item details"); a one-word name reads "take care of the
+    balance". When neither the name nor a supplied value shares a content word with
     the description, one of its words is added ("..., about the money"), so the request still says what it
     is for (the judge's intent check).
     """
     words = _words(function) or [function.lower()]
-    if len(words) >= 2 and words[0] in VERBS:
+    verb = words[0] in (READ_VERBS if effect == "read" else VERBS) or (effect == "write" and words[0] not in READ_VERBS)
+    bound_set = set(bound)
+    first = next((p for p in [*params, *arguments] if p in arguments), None)
+    if len(words) >= 2 and verb and first is not None and first != missing and \
+            noun(first, nouns) == " ".join(words[1:]):  # lend_book(book_id=...): "lend that book", "lend book 'b1'"
+        said_first = f"that {noun(first, nouns)}" if first in bound_set else _said(first, arguments[first],
+                                                                                  frozenset(said), nouns)
+        head = f"{words[0]} {said_first}"
+        arguments = {k: v for k, v in arguments.items() if k != first}
+    elif len(words) >= 2 and verb:
         article = "" if words[1] in ("to", "from", "by", "for", "with", "of", "on", "in", "into", "a", "the", "all",
                                      "my") else "the "
         head = f"{words[0]} {article}{' '.join(words[1:])}"
-    elif words[0] in VERBS:
+    elif len(words) == 1 and words[0] in VERBS:
         head = f"take care of the {words[0]}"
     else:
         head = f"look up the {' '.join(words)}"
-    bound_set, said_set = set(bound), frozenset(said)
+    said_set = frozenset(said)
     order = [p for p in params if p in arguments] + [p for p in arguments if p not in params]
     parts = []
     for param in order:
@@ -170,7 +185,7 @@ def _required_like(value: Any) -> bool:
 def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] = (), bound: Iterable[str] = (),
             missing: str | None = None, said: Iterable[str] = (), description: str = "",
             phrase: Sequence[Any] | None = None, nouns: Mapping[str, str] | None = None,
-            forms: Mapping[str, str] | None = None) -> str:
+            forms: Mapping[str, str] | None = None, effect: str = "unknown") -> str:
     """One call as the outcome a person asks for.
 
     Args:
@@ -184,10 +199,11 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
         phrase: the domain's outcome phrase for the function, `(pattern, {optional parameter: segment})`,
             or None (a request from the function's name and description, `generic_outcome`).
         nouns, forms: the domain's nouns and forms of the function's parameters.
+        effect: whether the tool reads or writes ("read", "write", "unknown"), for a request without a phrase.
     """
     if phrase is None:
         return generic_outcome(function, arguments, description=description, params=params, bound=bound,
-                               missing=missing, said=said, nouns=nouns)
+                               missing=missing, said=said, nouns=nouns, effect=effect)
     main, optional = phrase
     bound_set, said_set = set(bound), frozenset(said)
 

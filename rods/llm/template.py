@@ -13,7 +13,8 @@ left to the executor's deterministic rules.
 
 Purposes answered (anything else is an error):
 
-* ``plan.narrative``: one narrative for the whole task, written before the calls are fixed;
+* ``plan.narrative``: one narrative for the whole task, written before the calls are fixed: what it is
+  about, without the filler sentences a template would repeat in every task;
 * ``plan.sequence``: pick one of the planner's candidate call sequences (a seeded draw);
 * ``rewrite``: one user query per turn, all turns at once (the first opens with the context's
   ``opening``: the narrative's sentences that recite no function, which the rewriter picks);
@@ -32,13 +33,6 @@ from typing import Any
 from rods.llm.base import ChatRequest, Completion, LLMBackend, LLMConfig, LLMError
 from rods.llm.outcomes import named_arguments, noun, outcome, say
 
-#: Seeded closing sentences of template narratives.
-GOALS = [
-    "I want each step done in order and to check the results as I go.",
-    "I have a deadline this afternoon, so I want it settled in one sitting.",
-    "A colleague is waiting on me, so I need everything in good shape soon.",
-    "I keep putting this off; today I want it finished properly.",
-]
 
 def subject(cls: str) -> str:
     """What a class is about, in the user's words, when its domain does not say: "my" and its class name's
@@ -81,7 +75,7 @@ def call_outcome(call: dict[str, Any], missing: str | None, said: set[str]) -> s
     bound = {rename.get(b, b) for b in call.get("bound", [])}
     return outcome(call["function"], arguments, params=params, bound=bound, missing=missing, said=said,
                    description=call.get("description", ""), phrase=call.get("phrase"), nouns=call.get("nouns"),
-                   forms=call.get("forms"))
+                   forms=call.get("forms"), effect=call.get("effect", "unknown"))
 
 
 def request(turn: dict[str, Any], said: set[str]) -> str:
@@ -173,8 +167,7 @@ class TemplateBackend(LLMBackend):
     def _narrative(ctx: dict) -> dict:
         subjects = ctx.get("subjects") or [subject(c) for c in ctx.get("classes", [])]
         about = " and ".join(subjects) or "my tasks"
-        goal = random.Random(ctx.get("seed", 0)).choice(GOALS)
-        return {"narrative": f"I am sorting out {about} today. {goal}"}
+        return {"narrative": f"I am sorting out {about}."}
 
     @staticmethod
     def _rewrite(ctx: dict) -> dict:

@@ -38,7 +38,7 @@ from rods.synth import state as state_view
 from rods.synth.api_graph import function_docs
 from rods.synth.free_text import FreeText
 from rods.synth.profile import linkable
-from rods.synth.values import ValueRemapper, is_distinctive
+from rods.synth.values import ValueRemapper, is_distinctive, role_of
 
 #: Parameter-name pieces that ask for a container (directory) or a plain entry (file).
 CONTAINER_WORDS = {"dir", "folder", "directory"}
@@ -159,7 +159,7 @@ class ArgumentProposer:
             for k in free:
                 name, spec = params[k]
                 text = None
-                if self.free_text is not None and spec.get("type", "string") == "string":
+                if self.free_text is not None and spec.get("type", "string") == "string" and role_of(name) is None:
                     text = self.free_text.value(function, name, env, owner)
                 arguments[name] = text if text is not None else self._own_value(name, spec, state, env, owner, reading)
             values = [repr(v) for v in arguments.values()]
@@ -225,6 +225,9 @@ class ArgumentProposer:
 
     def _fresh(self, name: str, kind: str) -> Any:
         parts = tokens(name)
+        role = role_of(name)
+        if kind == "string" and role is not None:  # a person's name, a city: never a noun or an id
+            return self.remapper.name(role)
         if kind == "integer" and parts & COUNT_WORDS:  # how many of something a person asks for: a few
             return self.rng.randint(1, 5)
         if kind == "integer":

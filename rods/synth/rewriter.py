@@ -123,6 +123,7 @@ def _call_info(plan: Plan, execution: Execution, index: int) -> dict[str, Any]:
         **phrasing(doc.get("class"), call.name, doc),
         "index": index,
         "function": call.name,
+        "effect": doc.get("effect", "unknown"),
         "description": describe(doc) if doc else "",
         "params": {k: v.get("description", "") for k, v in doc.get("parameters", {}).get("properties", {}).items()},
         "arguments": dict(call.arguments),

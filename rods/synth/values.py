@@ -31,7 +31,7 @@ import re
 from typing import Any
 
 from rods.envs.domain import domain_of
-from rods.envs.vocabulary import NAMES, NOUNS, WORD as _WORD
+from rods.envs.vocabulary import NAMES, NOUNS, PLACES, SURNAMES, WORD as _WORD
 
 SMALL_INT = 10
 
@@ -73,6 +73,29 @@ def is_distinctive(value: Any, vocabulary: frozenset[str]) -> bool:
     if isinstance(value, str):
         return any(not is_kept_word(w, vocabulary) for w in _WORD.findall(value))
     return False
+
+
+#: Name pieces of a field or parameter that holds a person's name (`author`, `lent_to`, `member`, `first_name`).
+PERSON_WORDS = frozenset({"author", "owner", "member", "customer", "person", "first", "last", "surname", "recipient",
+                          "sender", "borrower", "passenger", "guest", "employee", "manager", "contact", "lent",
+                          "holder", "cardholder", "traveler", "traveller", "patient", "student", "teacher", "friend",
+                          "colleague", "assignee", "reviewer", "buyer", "seller"})
+#: Name pieces of a field or parameter that holds a place (`city`, `destination`).
+PLACE_WORDS = frozenset({"city", "destination", "origin", "location", "address", "place", "town", "country"})
+#: A proper name: two or three capitalised words (`Hana Sato`, `Ines de Moreau` is not one).
+PROPER_NAME = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z]+){1,2}")
+
+
+def role_of(name: Any) -> str | None:
+    """"person" or "place" when a field or parameter name says its values are people's names or places."""
+    if not isinstance(name, str):
+        return None
+    words = set(re.findall(r"[a-z]+", re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).lower()))
+    if words & PERSON_WORDS or (words & {"name"} and words & {"user", "full", "display"}):
+        return "person"
+    if words & PLACE_WORDS:
+        return "place"
+    return None
 
 
 #: A key that names a field: a lower-case identifier, snake_case or camelCase (`copies`, `expiry_date`, `fuelLevel`).
@@ -174,6 +197,10 @@ class ValueRemapper:
         self._names = [w for w in NAMES if w.lower() not in self._avoid_words]
         rng.shuffle(self._nouns)
         rng.shuffle(self._names)
+        # people and places (drawn only when a value is one, after the words above: their streams stay)
+        self._first, self._surnames, self._places = list(NAMES), list(SURNAMES), list(PLACES)
+        for pool in (self._first, self._surnames, self._places):
+            random.Random(f"{rng.random()}").shuffle(pool)
 
     # -------------------------------------------------------------- public
 
@@ -186,27 +213,55 @@ class ValueRemapper:
         """
         return self._value(value, top=True)
 
-    def _value(self, value: Any, top: bool = False) -> Any:
+    def _value(self, value: Any, top: bool = False, role: str | None = None) -> Any:
         if isinstance(value, dict):
             by_id = not top and bool(value) and all(isinstance(v, (dict, list)) for v in value.values())
-            return {self._key(k, keep=top or (not by_id and is_field_key(k))): self._value(v) for k, v in value.items()}
+            return {self._key(k, keep=top or (not by_id and is_field_key(k))): self._value(v, role=role_of(k))
+                    for k, v in value.items()}
         if isinstance(value, list):
-            return [self._value(v) for v in value]
+            return [self._value(v, role=role) for v in value]
         if isinstance(value, tuple):
-            return tuple(self._value(v) for v in value)
+            return tuple(self._value(v, role=role) for v in value)
         if isinstance(value, str):
-            return self.text(value)
+            return self.text(value, role)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return self.number(value)
         return value
 
-    def text(self, text: str) -> str:
-        """Replace distinctive words and digit runs inside a string, keeping its shape."""
+    def text(self, text: str, role: str | None = None) -> str:
+        """Replace distinctive words and digit runs inside a string, keeping its shape. A person's name (`role`
+        "person", or a proper name under it) gets a first name and family names; a place, a city."""
         if text in self.keep:
             return text
         if text.lstrip("-").isdigit() and len(text.lstrip("-")) >= 3:
             return str(self.number(int(text)))
+        if role in ("person", "place") and PROPER_NAME.fullmatch(text.strip()):
+            parts = text.strip().split(" ")
+            pools = [self._first, *[self._surnames] * (len(parts) - 1)] if role == "person" else \
+                [self._places] * len(parts)
+            return " ".join(self._named(word, pool) for word, pool in zip(parts, pools))
         return _WORD.sub(lambda m: self._token(m.group(0)), text)
+
+    def name(self, role: str) -> str:
+        """A fresh person's name ("Amara Novak") or place ("Porto") for a value a call creates."""
+        if role == "person":
+            return f"{self._draw(self._first).capitalize()} {self._draw(self._surnames).capitalize()}"
+        return self._draw(self._places).capitalize()
+
+    def _named(self, word: str, pool: list[str]) -> str:
+        """One word of a name, mapped consistently to a word of `pool` (a word seen before keeps its mapping)."""
+        low = word.lower()
+        if low not in self.words:
+            self.words[low] = self._draw(pool)
+        return self.words[low][0].upper() + self.words[low][1:]
+
+    def _draw(self, pool: list[str]) -> str:
+        while pool:
+            cand = pool.pop().lower()
+            if cand not in self._used and cand not in self._avoid_words:
+                self._used.add(cand)
+                return cand
+        return self._new_word("word")
 
     def number(self, value: int | float) -> int | float:
         if not is_distinctive(value, frozenset()):
