@@ -87,10 +87,15 @@ PROPER_NAME = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z]+){1,2}")
 
 
 def role_of(name: Any) -> str | None:
-    """"person" or "place" when a field or parameter name says its values are people's names or places."""
+    """"person", "first", "last" or "place" when a field or parameter name says its values are people's names
+    (whole, first or family), or places."""
     if not isinstance(name, str):
         return None
     words = set(re.findall(r"[a-z]+", re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).lower()))
+    if words & {"first", "given"}:
+        return "first"
+    if words & {"last", "surname", "family"}:
+        return "last"
     if words & PERSON_WORDS or (words & {"name"} and words & {"user", "full", "display"}):
         return "person"
     if words & PLACE_WORDS:
@@ -235,6 +240,8 @@ class ValueRemapper:
             return text
         if text.lstrip("-").isdigit() and len(text.lstrip("-")) >= 3:
             return str(self.number(int(text)))
+        if role in ("first", "last") and re.fullmatch(r"[A-Z][a-z]+", text.strip()):
+            return self._named(text.strip(), self._first if role == "first" else self._surnames)
         if role in ("person", "place") and PROPER_NAME.fullmatch(text.strip()):
             parts = text.strip().split(" ")
             pools = [self._first, *[self._surnames] * (len(parts) - 1)] if role == "person" else \
@@ -243,9 +250,11 @@ class ValueRemapper:
         return _WORD.sub(lambda m: self._token(m.group(0)), text)
 
     def name(self, role: str) -> str:
-        """A fresh person's name ("Amara Novak") or place ("Porto") for a value a call creates."""
+        """A fresh person's name ("Amara Novak"), first or family name, or place ("Porto") for a new value."""
         if role == "person":
             return f"{self._draw(self._first).capitalize()} {self._draw(self._surnames).capitalize()}"
+        if role in ("first", "last"):
+            return self._draw(self._first if role == "first" else self._surnames).capitalize()
         return self._draw(self._places).capitalize()
 
     def _named(self, word: str, pool: list[str]) -> str:
