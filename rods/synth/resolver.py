@@ -11,7 +11,8 @@ call. A resolved call is kept only if
   computes them) are the plan's, so Φ's edges come out equal, and each fed
   value keeps its role (`rods.synth.coherence.Coherence.flow_fits`: a flow the
   seeds showed, or the same role where it came from);
-* it runs without an error, and changes the state iff the seed's call did;
+* it fits its tool's schema (`rods.envs.validation`: the gate checks it too),
+  runs without an error, and changes the state iff the seed's call did;
 * it is new to the task at a miss_func held-out position, and says a value
   the user must give at a miss_param position.
 
@@ -32,6 +33,7 @@ from rods.envs.calls import ToolCall
 from rods.envs.contract import RolloutEnvironment, environment_from
 from rods.envs.domain import domain_of_task
 from rods.envs.environment import public_state
+from rods.envs.validation import static_failure
 from rods.synth import state as state_view
 from rods.synth.api_graph import function_docs, seeds_of
 from rods.synth.arguments import ArgumentProposer
@@ -247,6 +249,8 @@ class _Search:
                     continue
                 if planned.user_value and not any(k not in fed and is_distinctive(v, self.words)
                                                   and not isinstance(v, (list, dict)) for k, v in arguments.items()):
+                    continue
+                if static_failure(call, self.owners) is not None:  # the gate would refuse it: no trial spent
                     continue
                 step = self._run(call, before)
                 if is_failed(step.result):
