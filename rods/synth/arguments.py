@@ -44,6 +44,8 @@ from rods.synth.values import ValueRemapper, is_distinctive, role_of
 CONTAINER_WORDS = {"dir", "folder", "directory"}
 ENTRY_WORDS = {"file"}
 
+#: Parameter-name pieces of a credential.
+SECRET_WORDS = {"token", "secret", "password", "key", "pin", "passcode"}
 #: Parameter-name pieces that ask for a count of things (a person asks for a few, not for 299).
 COUNT_WORDS = {"quantity", "count", "copies", "units", "times", "qty", "pieces"}
 #: Parameter-name pieces that say "free text the user writes".
@@ -240,6 +242,15 @@ class ArgumentProposer:
             return f"{self.remapper.fresh_word().capitalize()} {self.remapper.fresh_word()} notes"
         if parts & {"file"}:
             return f"{self.remapper.fresh_word()}.{self.rng.choice(EXTENSIONS)}"
+        if parts & SECRET_WORDS:  # a token, a secret, a password: what such a thing looks like
+            return "".join(self.rng.choice("abcdefghjkmnpqrstuvwxyz23456789") for _ in range(12))
+        if parts & {"email", "mail"}:
+            return f"{self.remapper.name('first').lower()}.{self.remapper.name('last').lower()}@example.com"
+        if parts & {"card", "phone", "account"} and not parts & {"holder", "name", "type"}:
+            return "".join(self.rng.choice("0123456789") for _ in range(16 if "card" in parts else 10))
+        if parts & {"id", "code"}:  # an id: a short prefix and digits, not a word
+            prefix = next(iter(sorted(parts - {"id", "code"})), "id")[:3].upper()
+            return f"{prefix}-{self.rng.randint(1000, 9999)}"
         return self.remapper.fresh_word()
 
     def _state_values(self, env: RolloutEnvironment, owner: str | None) -> list[Segment]:
