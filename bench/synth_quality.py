@@ -15,8 +15,9 @@ Prints a table per environment, then as its last line one JSON object:
     python bench/synth_quality.py [--bfcl-per-category 5] [--per-seed 3] [--limit 12] [--envs bfcl tau2_airline]
     python bench/synth_quality.py --smoke
 
-The defaults are the measured run (about 2.5 min on two cores); `--smoke` (1 BFCL seed per category,
-2 seeds of each other environment, 1 variant each) takes every code path in seconds.
+The defaults take about 2.5 min on two cores; docs/results/synthesis.md's figures are
+`--bfcl-per-category 5 --limit 10`. `--smoke` (1 BFCL seed per category, 1 seed of each other
+environment, 1 variant each) takes every code path in seconds.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from rods.tasks import CATEGORIES, Task, load_split, read_tasks
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 #: --smoke: the smallest run that still synthesizes in every default environment.
-SMOKE = {"bfcl_per_category": 1, "per_seed": 1, "limit": 2}
+SMOKE = {"bfcl_per_category": 1, "per_seed": 1, "limit": 1}
 
 
 def environments(per_category: int) -> dict[str, list[Task]]:

@@ -14,7 +14,9 @@ Prints a table, every failure as one line, then the calls marked as expected
 to fail, and as its last line one JSON object:
 `{"<source>": {"tasks", "passed", "calls", "expected_errors", "failures": {kind: n}, "seconds"}, ...,
 "bfcl_calls": {"calls", "call_errors", "schema_raw"}, "expected_to_fail": [{"source", "task", "turn", "call",
-"text"}]}`; a source is "bfcl" (BFCL's 800) or a task file's path from the repository root.
+"text"}]}`; a source is "bfcl" (BFCL's 800) or a task file's path from the repository root:
+examples/byo_env/seeds.jsonl, examples/mcp_git/seeds.jsonl, examples/mcp_sqlite/seeds.jsonl and
+warm_start.jsonl, configs/compare/seeds.jsonl, and the train.jsonl and test.jsonl of examples/tau2_*.
 
     python bench/validate.py [--skip-mcp] [--limit N] [--smoke]
 
