@@ -66,8 +66,12 @@ test: venv llama verl vllm lint
 test-fast: venv
 	$(BIN)/python -m pytest -q -m "not slow"
 
-bench: venv
-	for f in bench/*.py; do $(BIN)/python $$f || exit 1; done
+# Every script under bench/ with its defaults, each to its last line (one JSON object); a failing
+# script does not stop the others, and the target fails naming it. rollout_speed.py needs `make vllm`.
+# Their smoke runs (seconds each) are tests/test_bench.py, part of `make test`.
+bench: venv vllm
+	@failed=""; for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || failed="$$failed $$f"; done; \
+	if [ -n "$$failed" ]; then echo "make bench: failed:$$failed"; exit 1; fi
 
 # The generated reference pages (docs/reference/cli.md, config.md); tests/test_docs.py fails when they are stale.
 docs: venv

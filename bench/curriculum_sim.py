@@ -30,7 +30,8 @@ which makes partially mastered tasks noisier than real agents.
 variance; "late" is the last quarter of training; "skill" is the mean expected
 progress reward on the 400 test tasks at the end.
 
-Usage: python bench/curriculum_sim.py [--steps 800] [--out runs/curriculum_sim]
+Usage: python bench/curriculum_sim.py [--steps 800] [--out runs/curriculum_sim] [--smoke]
+(the defaults are the published run; `--smoke`: 40 steps, every arm and code path, a second or two)
 Last line: {"informative_late_static": ..., "informative_late_random": ...,
 "informative_late_dapo": ..., "informative_late_rods": ..., "wasted_rollouts_dapo": ...,
 "skill_static": ..., "skill_rods": ...}
@@ -53,6 +54,8 @@ from rods.tasks import Message, Provenance, Task
 TYPES = ("basic", "miss_func", "miss_param")
 TYPE_P = (0.5, 0.25, 0.25)
 CATEGORY = {"basic": "base", "miss_func": "miss_func", "miss_param": "miss_param"}
+#: --smoke: enough steps for an epoch boundary (400 seeds / 32 a step) and injected variants.
+SMOKE = {"steps": 40}
 BATCH = 32  # tasks per step
 GROUP = 8  # rollouts per task (GRPO group)
 BETA = 3.0  # skill-difficulty slope of a turn's success
@@ -264,7 +267,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=800)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("runs/curriculum_sim"))
+    parser.add_argument("--smoke", action="store_true", help=f"tiny run of every code path: {SMOKE}")
     args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
     logging.basicConfig(level=logging.WARNING)
     world = np.random.default_rng(args.seed)
     seeds = make_population(world, 400, "seed")

@@ -3,7 +3,8 @@
 For each environment (BFCL's train split, tau2-bench's airline and retail seeds, the library of
 examples/byo_env, the MCP servers of examples/mcp_git and examples/mcp_sqlite):
 
-* seeds: the seed tasks measured (all tau2 seeds; `--bfcl-seeds` of BFCL's train split, spread over categories);
+* seeds: the seed tasks measured (`--bfcl-seeds` of BFCL's train split, spread over categories; the first
+  `--limit` seeds of every other environment);
 * replay_ok: seeds whose ground truth, replayed on a fresh environment, scores RP = 1 and the binary verdict 1;
 * synth_seeds_ok: seeds from which the template pipeline (`rods synth --llm template`) accepts at least one
   variant (`--per-seed` attempts each);
@@ -25,9 +26,20 @@ and call_ms (a read-only call: `no_pool`, `warm_pool` with K servers starting be
 Prints a table, then as its last line one JSON object:
 `{"<env>": {"seeds", "replay_ok", "synth_seeds_ok", "variants", "profile_match", "reward_ms_per_traj",
 "shape_changed", "gold_call_errors"}, ...}`
-(MCP environments add "server_start_ms" and "call_ms", each {"no_pool", "warm_pool"}).
+(MCP environments add "server_start_ms" and "call_ms", each {"no_pool", "warm_pool"}); the environments are
+bfcl, tau2_airline, tau2_retail, mcp_git, mcp_sqlite and library.
 
-    python bench/envs.py [--bfcl-seeds 40] [--per-seed 2] [--k 8] [--limit N] [--envs mcp_git mcp_sqlite library]
+    python bench/envs.py [--bfcl-seeds 8] [--per-seed 1] [--k 4] [--limit 3] [--envs mcp_git mcp_sqlite library]
+    python bench/envs.py --smoke
+
+The defaults (8 BFCL seeds, 3 of every other environment, one attempt each) take a few minutes on two
+cores. The published figures (docs/results/environments.md) take every seed (`--limit 0`) and, for
+tau2, half an hour or more:
+
+    python bench/envs.py --envs bfcl tau2_airline tau2_retail --bfcl-seeds 8 --per-seed 2 --k 4 --limit 0
+    python bench/envs.py --envs mcp_git mcp_sqlite --per-seed 1 --k 4 --limit 0
+
+`--smoke` (one seed of every environment, one attempt, the fewest timings) takes every code path.
 """
 
 from __future__ import annotations
@@ -52,6 +64,8 @@ from rods.tasks import CATEGORIES, Task, load_split, read_tasks
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 #: The MCP examples (examples/mcp_<bed>), as bench/mcp_env.py names its beds.
 MCP_BEDS = ("git", "sqlite")
+#: --smoke: one seed of every environment, one attempt, the fewest timings.
+SMOKE = {"bfcl_seeds": 4, "per_seed": 1, "k": 2, "limit": 1, "starts": 1, "calls": 2}
 
 
 def bfcl_seeds(n: int) -> list[Task]:
@@ -79,7 +93,7 @@ def mcp_seeds(bed: str) -> list[Task]:
     return read_tasks(EXAMPLES / f"mcp_{bed}" / "seeds.jsonl")
 
 
-def server_figures(bed: str, k: int, n: int = 4, calls: int = 20) -> dict:
+def server_figures(bed: str, k: int, n: int, calls: int) -> dict:
     """server_start_ms and call_ms of an MCP bed, with and without the warm pool (bench/mcp_env.py)."""
     from mcp_env import beds, call_latency, ms, rollout_start, server_start
 
@@ -169,13 +183,19 @@ def shapes(config: dict) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bfcl-seeds", type=int, default=40, help="BFCL train seeds, spread over the categories")
-    parser.add_argument("--per-seed", type=int, default=2, help="template synthesis attempts per seed")
-    parser.add_argument("--k", type=int, default=8, help="trajectories per seed for the reward timing")
-    parser.add_argument("--limit", type=int, default=None, help="at most this many seeds per environment")
+    parser.add_argument("--bfcl-seeds", type=int, default=8, help="BFCL train seeds, spread over the categories")
+    parser.add_argument("--per-seed", type=int, default=1, help="template synthesis attempts per seed")
+    parser.add_argument("--k", type=int, default=4, help="trajectories per seed for the reward timing")
+    parser.add_argument("--limit", type=int, default=3,
+                        help="at most this many seeds of each environment but BFCL (0: all of them)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--envs", nargs="+", default=None, help="measure only these environments (names as above)")
+    parser.add_argument("--starts", type=int, default=4, help="MCP server starts timed per figure")
+    parser.add_argument("--calls", type=int, default=20, help="MCP calls timed per figure")
+    parser.add_argument("--smoke", action="store_true", help=f"tiny run of every code path: {SMOKE}")
     args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
 
     envs = {"bfcl": bfcl_seeds(args.bfcl_seeds), "tau2_airline": tau2_seeds("airline"),
             "tau2_retail": tau2_seeds("retail")}
@@ -184,10 +204,12 @@ def main() -> None:
     os.chdir(EXAMPLES.parent)  # MCP tasks name their manifest from the repository root
     figures = {}
     for name, seeds in envs.items():
-        figures[name] = measure(name, seeds[: args.limit], args.per_seed, args.k, args.workers)
+        if name != "bfcl" and args.limit:
+            seeds = seeds[: args.limit]
+        figures[name] = measure(name, seeds, args.per_seed, args.k, args.workers)
     for bed in MCP_BEDS:
         if f"mcp_{bed}" in figures:
-            figures[f"mcp_{bed}"] |= server_figures(bed, args.k)
+            figures[f"mcp_{bed}"] |= server_figures(bed, args.k, args.starts, args.calls)
 
     print(f"{'environment':<14}{'seeds':>7}{'replay ok':>11}{'synth ok':>10}{'variants':>10}"
           f"{'profile':>9}{'reward ms/traj':>16}{'shape changed':>15}{'call errors':>13}")

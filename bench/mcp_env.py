@@ -16,9 +16,12 @@ Figures are medians over `--n` rollouts, wall-clock (the servers are other
 processes, so CPU time of this one would miss them); a shared machine's load
 shows up in them, so read the ratios more than the absolute values.
 
-Last line: one JSON object `{"<bed>": {"server_start_ms", "call_ms", "reset_ms_cold", "reset_ms_warm"}, ...}`.
+Last line: one JSON object `{"<bed>": {"server_start_ms", "call_ms", "reset_ms_cold", "reset_ms_warm"}, ...}`
+for the beds git, sqlite and sqlite_in_memory.
 
-Usage: python bench/mcp_env.py [--n 8] [--calls 20] [--k 4] [--steps 2]
+Usage: python bench/mcp_env.py [--n 8] [--calls 20] [--k 4] [--steps 2] [--smoke]
+(the defaults are the published run, about a minute on two cores; `--smoke`: 1 start, 2 calls and
+one step of 1 rollout per figure, every bed, some seconds)
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from rods.envs.mcp import MCPEnvironment, ServerPool, ServerSpec, load_manifest
 from rods.envs.mcp.manifest import Manifest
 
 ROOT = Path(__file__).resolve().parents[1]
+#: --smoke: the fewest starts and calls that still time every figure of every bed.
+SMOKE = {"n": 1, "calls": 2, "k": 1, "steps": 1}
 READ_CALL = {"git": ("git_status", {}), "sqlite": ("read_query", {"query": "SELECT * FROM products"})}
 
 
@@ -101,7 +106,10 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=20, help="calls timed per bed")
     parser.add_argument("--k", type=int, default=4, help="rollouts per step in the pool figures (warm pool = k)")
     parser.add_argument("--steps", type=int, default=2, help="steps in the pool figures")
+    parser.add_argument("--smoke", action="store_true", help=f"tiny run of every code path: {SMOKE}")
     args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
 
     figures: dict[str, dict[str, float]] = {}
     for bed, manifest in beds().items():

@@ -5,7 +5,9 @@ Slower than the suite's agreement test (which uses 12 tasks per category): about
 compares our binary reward with `multi_turn_checker`'s verdict and our per-turn
 verdicts with BFCL's sub-checkers applied to each turn.
 
-Usage: python bench/reward_agreement.py [--seeds 2]
+Usage: python bench/reward_agreement.py [--seeds 2] [--per-category N] [--smoke]
+(the defaults are the published run; `--per-category N` takes the first N tasks of each category,
+and `--smoke`, 2 per category and one seed, takes every code path in seconds)
 Last line: {"trajectories": N, "disagreements": D, "agreement": 1 - D/N}.
 """
 
@@ -19,7 +21,18 @@ from collections import Counter
 from rods.envs.bfcl.official import official_turn_checks, official_verdict
 from rods.reward import score
 from rods.reward.perturb import perturbations
-from rods.tasks import load_bfcl_tasks
+from rods.tasks import CATEGORIES, load_bfcl_tasks
+
+#: --smoke: two tasks of each category, one seed.
+SMOKE = {"seeds": 1, "per_category": 2}
+
+
+def chosen_tasks(per_category: int | None):
+    """BFCL's 800 tasks, or the first `per_category` of each category."""
+    tasks = load_bfcl_tasks()
+    if per_category is None:
+        return tasks
+    return [t for c in CATEGORIES for t in [x for x in tasks if x.category == c][:per_category]]
 
 
 def agrees(task, steps) -> bool:
@@ -38,11 +51,15 @@ def agrees(task, steps) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--per-category", type=int, default=None, help="the first N tasks of each category")
+    parser.add_argument("--smoke", action="store_true", help=f"tiny run of every code path: {SMOKE}")
     args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
     total, bad = Counter(), Counter()
     examples = []
     for seed in range(args.seeds):
-        for task in load_bfcl_tasks():
+        for task in chosen_tasks(args.per_category):
             for kind, steps in perturbations(task, seed=seed):
                 total[task.category] += 1
                 if not agrees(task, steps):

@@ -20,15 +20,18 @@ The K=16 runs alternate official and rods `--repeats` times and keep each side's
 best run.
 
 Prints a table, where rods' time goes, and as its last line one JSON object:
-`{"agreement": ..., "speedup_single": ..., "speedup_k16_cli": ..., "speedup_k16_cli_cold": ...}`.
+`{"agreement", "speedup_single", "speedup_k16_cli", "speedup_k16_cli_cold", "speedup_k16_wall", "timing"}`.
 
-Usage: python bench/reward_speed.py [--per-category 50] [--k 16]
+Usage: python bench/reward_speed.py [--per-category 50] [--k 16] [--repeats 3] [--smoke]
+(the defaults are the published run; `--smoke`, 1 task per category, K=2, one repeat, takes every
+code path, the `rods reward` subprocesses included)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -41,6 +44,9 @@ from rods.reward import ProgressScorer, clear_ground_truth_cache, ground_truth_f
 from rods.reward.perturb import KINDS, perturb
 from rods.reward.progress import _same_calls
 from rods.tasks import CATEGORIES, load_bfcl_tasks
+
+#: --smoke: one task per category, K=2, one timing of each side.
+SMOKE = {"per_category": 1, "k": 2, "repeats": 1}
 
 
 def choose_tasks(per_category: int):
@@ -81,6 +87,16 @@ class Clock:
     def _cpu_now() -> float:
         t = os.times()
         return t.user + t.system + t.children_user + t.children_system
+
+
+def ratio(a: float, b: float) -> float:
+    """a / b; nan when b's clock did not tick (os.times counts in 10 ms steps: tiny runs, `--smoke`)."""
+    return a / b if b > 0 else float("nan")
+
+
+def figure(x: float) -> float | None:
+    """A ratio for the JSON line: rounded, or null when it could not be measured."""
+    return None if math.isnan(x) else round(x, 2)
 
 
 def time_official(pairs):
@@ -168,7 +184,10 @@ def main() -> int:
     parser.add_argument("--per-category", type=int, default=50, help="tasks per category")
     parser.add_argument("--k", type=int, default=16, help="rollouts per task in the GRPO regime")
     parser.add_argument("--repeats", type=int, default=3, help="K=16 timings: best (least disturbed) of this many runs")
+    parser.add_argument("--smoke", action="store_true", help=f"tiny run of every code path: {SMOKE}")
     args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
 
     tasks = choose_tasks(args.per_category)
     kinds = ("replay", "dropped", "wrong_argument", "moved_between_turns")
@@ -202,8 +221,8 @@ def main() -> int:
     agree = sum(a == b for a, b in zip(official_single + official_k, rods_single + rods_k))
     agreement = agree / (len(single) + len(group))
     assert warm == rods_k == rods_cold
-    speedup_single = official_single_t.cpu / rods_single_t.cpu
-    speedup_k16 = official_k_t.cpu / rods_k_t.cpu
+    speedup_single = ratio(official_single_t.cpu, rods_single_t.cpu)
+    speedup_k16 = ratio(official_k_t.cpu, rods_k_t.cpu)
 
     print(f"{len(tasks)} tasks ({args.per_category} per category); {len(single)} single trajectories; "
           f"{len(group)} trajectories at K={args.k}; {sum(official_k)} of the K={args.k} pass BFCL")
@@ -219,7 +238,7 @@ def main() -> int:
         print(
             f"{name:<34}{off.cpu:>12.2f} /{off.wall:>7.2f}{ours.cpu:>10.2f} /{ours.wall:>6.2f}"
             f"{1e3 * off.cpu / n:>14.3f} /{1e3 * ours.cpu / n:>6.3f}"
-            f"{off.cpu / ours.cpu:>10.1f}x /{off.wall / ours.wall:>4.1f}x"
+            f"{ratio(off.cpu, ours.cpu):>10.1f}x /{ratio(off.wall, ours.wall):>4.1f}x"
         )
     print(f"agreement with BFCL (binary verdict): {agree}/{len(single) + len(group)}")
     total = sum(parts.values())
@@ -229,10 +248,10 @@ def main() -> int:
         print(f"  {name:<54}{secs:>7.2f}s {100 * secs / total:>5.1f}%")
     print(json.dumps({
         "agreement": round(agreement, 6),
-        "speedup_single": round(speedup_single, 2),
-        "speedup_k16_cli": round(speedup_k16, 2),
-        "speedup_k16_cli_cold": round(official_k_t.cpu / rods_cold_t.cpu, 2),
-        "speedup_k16_wall": round(official_k_t.wall / rods_k_t.wall, 2),
+        "speedup_single": figure(speedup_single),
+        "speedup_k16_cli": figure(speedup_k16),
+        "speedup_k16_cli_cold": figure(ratio(official_k_t.cpu, rods_cold_t.cpu)),
+        "speedup_k16_wall": figure(ratio(official_k_t.wall, rods_k_t.wall)),
         "timing": "cpu",
     }))
     return 0

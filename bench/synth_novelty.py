@@ -6,16 +6,20 @@ flattened function-name sequence with its seed's. Also checks what every
 accepted variant must keep: the seed's profile, a replay with RP = 1 and
 binary = 1, no duplicates. The last line is one JSON object:
 {"seq_changed", "fnset_changed", "mean_seq_distance", "distinct_skeletons_per_seed",
- "new_functions", "profile_match", "query_leak", "acceptance_rate", "accepted_per_s", ...}.
+ "new_functions", "profile_match", "skill_overlap", "replay_ok", "duplicates", "query_leak",
+ "acceptance_rate", "accepted_per_s"}.
 
-    python bench/synth_novelty.py [--per-category 10] [--per-seed 3] [--workers 2] [--seed 0]
+    python bench/synth_novelty.py [--per-category 10] [--per-seed 3] [--workers 2] [--seed 0] [--smoke]
+
+The defaults are the published run; `--smoke` (1 seed per category, 2 variants each) takes every
+code path in a few seconds.
 """
 
 from __future__ import annotations
 
 import json
 
-from synth_throughput import arguments, timed_template_run  # the sibling bench script
+from synth_throughput import arguments, parse, timed_template_run  # the sibling bench script
 
 from rods.reward import score
 from rods.synth.leak import query_leak
@@ -23,6 +27,9 @@ from rods.synth.novelty import novelty
 from rods.tasks import content_hash
 from rods.tasks.bfcl import CATEGORIES
 from rods.tasks.model import Task
+
+#: --smoke: one seed per category, two variants each (distinct sequences per seed are counted).
+SMOKE = {"per_category": 1, "per_seed": 2}
 
 
 def figures_of(seeds: list[Task], accepted: list[Task]) -> dict[str, float]:
@@ -40,7 +47,7 @@ def figures_of(seeds: list[Task], accepted: list[Task]) -> dict[str, float]:
 def main() -> None:
     parser = arguments(__doc__, per_category=10, per_seed=3)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parse(parser, SMOKE)
     seeds, accepted, seconds, report = timed_template_run(
         args.per_category, per_seed=args.per_seed, workers=args.workers, seed=args.seed)
     figures = figures_of(seeds, accepted)

@@ -13,6 +13,11 @@ Prints a table per environment, then as its last line one JSON object:
 "mean_seq_distance", "query_leak", "acceptance", "accepted_per_s", "accepted"}, ...}`.
 
     python bench/synth_quality.py [--bfcl-per-category 5] [--per-seed 3] [--limit 12] [--envs bfcl tau2_airline]
+    python bench/synth_quality.py --smoke
+
+The defaults take about 2.5 min on two cores; docs/results/synthesis.md's figures are
+`--bfcl-per-category 5 --limit 10`. `--smoke` (1 BFCL seed per category, 1 seed of each other
+environment, 1 variant each) takes every code path in seconds.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ from rods.synth.settings import SynthConfig
 from rods.tasks import CATEGORIES, Task, load_split, read_tasks
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+#: --smoke: the smallest run that still synthesizes in every default environment.
+SMOKE = {"bfcl_per_category": 1, "per_seed": 1, "limit": 1}
 
 
 def environments(per_category: int) -> dict[str, list[Task]]:
@@ -103,7 +110,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--envs", nargs="+", default=["bfcl", "tau2_airline", "library"],
                         help="environments to measure: bfcl tau2_airline library mcp_sqlite mcp_git")
+    parser.add_argument("--smoke", action="store_true", help=f"tiny run of every code path: {SMOKE}")
     args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
     import os
 
     os.chdir(EXAMPLES.parent)  # MCP tasks name their manifest from the repository root

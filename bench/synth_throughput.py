@@ -5,7 +5,10 @@ and reports accepted tasks per second, the acceptance rate, and per stage the
 attempts and LLM calls per accepted task. The last line is one JSON object:
 {"accepted_per_s", "acceptance_rate", "llm_calls_per_accepted"}.
 
-    python bench/synth_throughput.py [--per-category 25] [--per-seed 2] [--workers 2]
+    python bench/synth_throughput.py [--per-category 25] [--per-seed 2] [--workers 2] [--smoke]
+
+The defaults are the published run; `--smoke` (2 seeds per category, 1 variant each) takes every
+code path in a few seconds.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from rods.synth.settings import SynthConfig
 from rods.tasks.bfcl import CATEGORIES, load_split
 from rods.tasks.model import Task
 
+#: --smoke: the smallest run that still accepts variants in every category (tests/test_bench.py).
+SMOKE = {"per_category": 2, "per_seed": 1}
 STAGE_PURPOSES = {"plan": ("plan.narrative", "plan.sequence"), "execute": ("config_patch",),
                   "rewrite": ("rewrite",), "judge": ("judge",), "augment": (), "gate": ()}
 
@@ -32,7 +37,16 @@ def arguments(doc: str, per_category: int, per_seed: int) -> argparse.ArgumentPa
     parser.add_argument("--per-category", type=int, default=per_category)
     parser.add_argument("--per-seed", type=int, default=per_seed)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--smoke", action="store_true", help="the smallest run that takes every code path")
     return parser
+
+
+def parse(parser: argparse.ArgumentParser, smoke: dict[str, Any]) -> argparse.Namespace:
+    """Parsed options; with --smoke, the sizes in `smoke` replace the defaults."""
+    args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(smoke)
+    return args
 
 
 def timed_template_run(per_category: int, **synth: Any) -> tuple[list[Task], list[Task], float, dict[str, Any]]:
@@ -51,7 +65,7 @@ def timed_template_run(per_category: int, **synth: Any) -> tuple[list[Task], lis
 def main() -> None:
     parser = arguments(__doc__, per_category=25, per_seed=2)
     parser.add_argument("--augment", type=float, default=0.0)
-    args = parser.parse_args()
+    args = parse(parser, SMOKE)
     seeds, accepted, seconds, report = timed_template_run(
         args.per_category, per_seed=args.per_seed, workers=args.workers, augment=args.augment)
     n = max(1, len(accepted))

@@ -16,9 +16,15 @@ random model scores 1/N on them: boundary) with one-call turn slices (hard),
 so selection and synthesis really run. Replies are cut at a fixed length, so
 both arms do the same model work.
 
-Prints a table, then as its last line one JSON object: {"overhead_ratio": ...}
-(median rods step time / median plain step time; the first step of every
-round is a warm-up and is dropped).
+Prints a table, then as its last line one JSON object: {"overhead_ratio", "plain_step_s",
+"rods_step_s", "steps_per_arm", "engine_ms_per_step", "model", "closed_loop", "engine_selected",
+"engine_accepted", "engine_injected", "engine_produced"}; overhead_ratio is the median rods step
+time / the median plain step time (the first step of every round is a warm-up and is dropped).
+
+    python bench/train_overhead.py [--steps 5] [--rounds 2] [--model tiny|embedded] [--closed-loop] [--smoke]
+
+The defaults are the published run (a few minutes on two cores); `--smoke` (1 round of 2 steps per
+arm, so one timed step and one epoch boundary each) takes every code path.
 """
 
 from __future__ import annotations
@@ -31,6 +37,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+#: --smoke: one round of two steps: a warm-up step, a timed one, and an epoch boundary after it.
+SMOKE = {"steps": 2, "rounds": 1}
 
 
 def seed_tasks(n_boundary: int, n_hard: int):
@@ -85,6 +94,9 @@ def run_arm(arm: str, model_dir: Path, seeds, steps: int, out: Path, closed_loop
         "engine": {"K": 4, "min_observations": 4, "burn_in_rollouts": 4, "max_seeds_per_step": 2,
                    "quotas": {"basic": 1, "miss_func": 0, "miss_param": 1}, "exclusion_window": 1,
                    "capacity": 16, "max_injection_fraction": 0.5},
+        # Named because a config with synthesis on must name its backend; the rods arm builds
+        # the same template backend itself (below) to run it in a PoolSynthesisWorker.
+        "synthesis": {"backend": "template"},
     })
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir)
@@ -123,7 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="rounds per arm (alternating)")
     parser.add_argument("--closed-loop", action="store_true",
                         help="train the rods arm on the engine's live pool (different tasks than plain)")
+    parser.add_argument("--smoke", action="store_true", help=f"tiny run of every code path: {SMOKE}")
     args = parser.parse_args(argv)
+    if args.smoke:
+        vars(args).update(SMOKE)
     logging.basicConfig(level=logging.WARNING)
     import os
 

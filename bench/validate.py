@@ -14,9 +14,15 @@ Prints a table, every failure as one line, then the calls marked as expected
 to fail, and as its last line one JSON object:
 `{"<source>": {"tasks", "passed", "calls", "expected_errors", "failures": {kind: n}, "seconds"}, ...,
 "bfcl_calls": {"calls", "call_errors", "schema_raw"}, "expected_to_fail": [{"source", "task", "turn", "call",
-"text"}]}`.
+"text"}]}`; a source is "bfcl" (BFCL's 800) or a task file's path from the repository root:
+examples/byo_env/seeds.jsonl, examples/mcp_git/seeds.jsonl, examples/mcp_sqlite/seeds.jsonl and
+warm_start.jsonl, configs/compare/seeds.jsonl, and the train.jsonl and test.jsonl of examples/tau2_*.
 
-    python bench/validate.py [--skip-mcp]
+    python bench/validate.py [--skip-mcp] [--limit N] [--smoke]
+
+The defaults are the published run (every task of every source); `--limit N` keeps the first N
+tasks of each source, and `--smoke` (`--limit 1`, the MCP sources included) takes every code path
+in seconds.
 """
 
 from __future__ import annotations
@@ -38,11 +44,15 @@ from rods.tasks import Task, load_split
 from rods.tasks.task_files import read_numbered_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
+#: --smoke: one task of every source, MCP servers included (their start-ups are most of the time).
+SMOKE = {"limit": 1}
+BFCL = "bfcl"
 
 
-def sources(skip_mcp: bool) -> dict[str, list[tuple[str, Task]]]:
-    """Source name -> (where, task): BFCL's 800 (`rods tasks export --split all`), then every shipped task file."""
-    out = {"bfcl (all 800)": [(f"bfcl:all#{i}", t) for i, t in enumerate(load_split("all"), start=1)]}
+def sources(skip_mcp: bool, limit: int | None = None) -> dict[str, list[tuple[str, Task]]]:
+    """Source name -> (where, task): BFCL's 800 (`rods tasks export --split all`), then every shipped task file;
+    the first `limit` tasks of each when given."""
+    out = {BFCL: [(f"bfcl:all#{i}", t) for i, t in enumerate(load_split("all"), start=1)]}
     files = sorted(ROOT.glob("examples/*/seeds.jsonl")) + [ROOT / "examples/mcp_sqlite/warm_start.jsonl",
                                                            ROOT / "configs/compare/seeds.jsonl"]
     files += sorted(ROOT.glob("examples/tau2_*/train.jsonl")) + sorted(ROOT.glob("examples/tau2_*/test.jsonl"))
@@ -51,7 +61,7 @@ def sources(skip_mcp: bool) -> dict[str, list[tuple[str, Task]]]:
             continue
         name = str(path.relative_to(ROOT))
         out[name] = [(f"{name}:{line}", task) for line, task in read_numbered_tasks(path)]
-    return out
+    return {name: tasks[:limit] for name, tasks in out.items()}
 
 
 def measure(tasks: list[tuple[str, Task]], lines: list[str], marked: list[dict]) -> dict:
@@ -101,7 +111,11 @@ def bfcl_calls(tasks: list[Task]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-mcp", action="store_true", help="leave out the MCP examples (servers start slowly)")
+    parser.add_argument("--limit", type=int, default=None, help="at most this many tasks of each source")
+    parser.add_argument("--smoke", action="store_true", help=f"tiny run of every code path: {SMOKE}")
     args = parser.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
     sys.path.insert(0, str(ROOT / "examples" / "byo_env"))  # the guide's class, as its README exports it
     import os
 
@@ -109,10 +123,10 @@ def main() -> None:
     figures: dict = {}
     lines: list[str] = []
     marked: list[dict] = []
-    found = sources(args.skip_mcp)
+    found = sources(args.skip_mcp, args.limit)
     for name, tasks in found.items():
         figures[name] = measure(tasks, lines, marked)
-    figures["bfcl_calls"] = bfcl_calls([t for _, t in found["bfcl (all 800)"]])
+    figures["bfcl_calls"] = bfcl_calls([t for _, t in found[BFCL]])
 
     print(f"{'source':<40}{'tasks':>7}{'pass':>7}{'calls':>8}{'expected':>10}  failures")
     for name, f in figures.items():
