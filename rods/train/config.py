@@ -180,10 +180,10 @@ class GRPOSettings(Section):
             if self.sync_every != 1 or self.weight_sync != "auto":
                 raise ValueError("grpo.generation trl_vllm: TRL syncs the weights itself before every step; leave "
                                  "grpo.sync_every (1) and grpo.weight_sync (auto) unset")
-            for key in ("vllm_enable_sleep_mode", "vllm_tensor_parallel_size"):
-                if self.extra.get(key) not in (None, False, 1):
-                    raise ValueError(f"grpo.extra.{key} is not supported with grpo.generation trl_vllm: the "
-                                     "multi-turn rollout sends each process's own requests to its vLLM")
+            if self.extra.get("vllm_enable_sleep_mode") or int(self.extra.get("vllm_tensor_parallel_size", 1)) > 1:
+                raise ValueError("grpo.extra.vllm_enable_sleep_mode and vllm_tensor_parallel_size > 1 are not "
+                                 "supported with grpo.generation trl_vllm: the multi-turn rollout sends each "
+                                 "process's own requests to its vLLM")
         if self.weight_sync == "off" and self.generation == "vllm_server":
             if not self.allow_stale_server:
                 raise ValueError("grpo.weight_sync: off leaves the vLLM server on its initial weights, so every "

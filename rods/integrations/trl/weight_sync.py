@@ -2,8 +2,8 @@
 
 Three ways, one interface (`push(model, version) -> served model name`):
 
-* `AdapterSync` (LoRA): the adapter is saved to ``sync_dir/v<N>`` and loaded under a
-  new name (``rods-<run>-v<N>``) through vLLM's runtime adapter loading
+* `AdapterSync` (LoRA): the adapter is saved under ``sync_dir`` and loaded under a
+  new name (``rods-<run>-v<N>-<push>``) through vLLM's runtime adapter loading
   (``/v1/load_lora_adapter``; the server runs with ``--enable-lora`` and
   ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True``); the previous name is unloaded. Each
   version has its own name and path, so vLLM's prefix cache (keyed on both) never
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import shutil
 import urllib.error
 import urllib.parse
@@ -116,7 +117,7 @@ def policy_weights(model: Any) -> Iterator[tuple[str, Any]]:
 
 
 class AdapterSync:
-    """LoRA adapters loaded into the running server under a new name per version."""
+    """LoRA adapters loaded into the running server under a new name per push (``rods-<run>-v<version>-<n>``)."""
 
     kind = "adapter"
 
@@ -124,30 +125,31 @@ class AdapterSync:
         self.admin = admin
         self.folder = Path(folder)
         self.prefix = f"rods-{run or uuid.uuid4().hex[:8]}-v"
+        self.pattern = re.compile(re.escape(self.prefix) + r"(\d+)-(\d+)$")
         self.loaded: str | None = None
+        self.pushes = 0
 
     def push(self, model: Any, version: int) -> str:
         from accelerate.utils import is_peft_model
 
         if not is_peft_model(model):
             raise SyncError("grpo.weight_sync adapter needs a LoRA policy (model.lora.enabled)")
-        path = self.folder / f"v{version}"
-        shutil.rmtree(path, ignore_errors=True)
+        self.pushes += 1
+        name = f"{self.prefix}{version}-{self.pushes}"
+        path = self.folder / name.removeprefix("rods-")
         model.save_pretrained(str(path), selected_adapters=["default"])
-        name = f"{self.prefix}{version}"
         self.admin.post("/v1/load_lora_adapter", {"lora_name": name, "lora_path": str(path.resolve())},
                         hint="start the server with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True, "
                         "--max-lora-rank at least model.lora.rank, on the same filesystem as the trainer")
         previous, self.loaded = self.loaded, name
-        if previous is not None and previous != name:
+        if previous is not None:
             self.admin.post("/v1/unload_lora_adapter", {"lora_name": previous})
-            shutil.rmtree(self.folder / f"v{self.version_of(previous)}", ignore_errors=True)
+            shutil.rmtree(self.folder / previous.removeprefix("rods-"), ignore_errors=True)
         return name
 
     def version_of(self, served: str) -> int | None:
-        if served.startswith(self.prefix) and served[len(self.prefix):].isdigit():
-            return int(served[len(self.prefix):])
-        return None
+        found = self.pattern.match(served)
+        return int(found.group(1)) if found else None
 
 
 class DiskSync:
