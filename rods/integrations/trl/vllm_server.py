@@ -117,3 +117,36 @@ def to_reply(choice: dict[str, Any], where: str | None = None) -> Reply:
         raise ValueError(f"{where}: {len(ids)} token ids but log-probabilities for "
                          f"{'none' if logprobs is None else len(logprobs)}")
     return Reply(list(ids), [float(x) for x in logprobs])
+
+
+def prompt_logprobs(base_url: str, model: str, ids: list[int], start: int, *, timeout_s: float = 300.0) -> list[float]:
+    """The log-probability a vLLM server's `model` gives each of ``ids[start:]`` after the ids before it.
+
+    One ``/v1/completions`` request with ``prompt_logprobs``: how a test or a check reads which
+    weights a server holds (compare with `policy_logprobs` of the trainer's model).
+    """
+    import json
+    import urllib.request
+
+    body = {"model": model, "prompt": list(ids), "max_tokens": 1, "prompt_logprobs": 0, "temperature": 1.0}
+    request = urllib.request.Request(f"{base_url.rstrip('/')}/completions", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout_s) as reply:
+        rows = json.load(reply)["choices"][0]["prompt_logprobs"]
+    return [float(rows[i][str(ids[i])]["logprob"]) for i in range(start, len(ids))]
+
+
+def policy_logprobs(model: Any, ids: list[int], start: int) -> list[float]:
+    """The same log-probabilities under a local (trainer's) model, in float32, without gradients."""
+    import torch
+
+    was_training = model.training
+    model.eval()
+    try:
+        device = next(model.parameters()).device
+        with torch.no_grad():
+            logits = model(torch.tensor([ids], device=device)).logits[0, start - 1:-1].float()
+        picked = torch.log_softmax(logits, -1).gather(1, torch.tensor(ids[start:], device=device)[:, None])
+        return [float(x) for x in picked[:, 0].cpu()]
+    finally:
+        model.train(was_training)

@@ -22,6 +22,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from rods.envs.slices import turn_slices
+from rods.integrations.trl.vllm_server import policy_logprobs, prompt_logprobs
 from rods.integrations.trl.weight_sync import SyncError, make_sync
 from rods.tasks import load_split
 from rods.train import config_from_dict
@@ -61,22 +62,12 @@ def probe():
 
 def server_logprobs(base_url, model, probe):
     ids, n = probe
-    body = {"model": model, "prompt": ids, "max_tokens": 1, "prompt_logprobs": 0, "temperature": 1.0}
-    request = urllib.request.Request(f"{base_url}/completions", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=300) as reply:
-        rows = json.load(reply)["choices"][0]["prompt_logprobs"]
-    return torch.tensor([rows[i][str(ids[i])]["logprob"] for i in range(n, len(ids))])
+    return torch.tensor(prompt_logprobs(base_url, model, ids, n))
 
 
 def model_logprobs(model, probe):
     ids, n = probe
-    was_training = model.training
-    model.eval()
-    with torch.no_grad():
-        logits = model(torch.tensor([ids])).logits[0, n - 1:-1].float()
-    model.train(was_training)
-    return torch.log_softmax(logits, -1).gather(1, torch.tensor(ids[n:])[:, None])[:, 0]
+    return torch.tensor(policy_logprobs(model, ids, n))
 
 
 def run_grpo(vllm_server, tasks, tmp_path, *, lora, steps=STEPS, **grpo):
