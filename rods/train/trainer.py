@@ -171,7 +171,8 @@ def make_generator(config: TrainConfig, *, sync_dir: str | Path | None = None, r
         http = VLLMServerGenerator(str(g.vllm_base_url), g.vllm_model)
         kind = resolve_weight_sync(g, config.model.lora.enabled)
         folder = Path(g.sync_dir or sync_dir or Path(config.run_dir) / "policy")
-        sync = make_sync(kind, str(g.vllm_base_url), http.base_model, folder) if kind else None
+        served = http.base_model if kind in ("disk", "nccl") else ""  # full weights keep the served name
+        sync = make_sync(kind, str(g.vllm_base_url), served, folder) if kind else None
         return PolicyServer(http, sync, sync_every=g.sync_every, lag_bound=g.policy_lag_bound,
                             allow_stale=g.allow_stale_server, ranks=ranks)
     if g.generation == "trl_vllm":

@@ -2,8 +2,9 @@
 
 The rollout already scored each episode turn by turn (`progress`, `binary`
 columns from `MultiTurnRollout`); this function only picks one of them for the
-policy and, because TRL hands it the G rollouts of a task together, forwards
-each group to `DataEngine.observe`: detection costs no extra inference (docs/design.md
+policy, logs the rollouts' policy lag and dynamic-sampling counts, and, because
+TRL hands it the G rollouts of a task together, forwards each group (and each
+group dynamic sampling dropped, `hold`) to `DataEngine.observe`: detection costs no extra inference (docs/design.md
 §3.2). What the engine sees (`engine_signal`) may differ from what the policy
 trains on: the paper's binary-detection ablation gives the engine the binary
 verdict while GRPO keeps the progress reward.
@@ -116,10 +117,10 @@ class EngineReward:
                 for tid, held in self._held:
                     self.engine.observe(step, tid, held[self.engine_signal])
                     self.observed_groups += 1
-            self._held.clear()
             if rows is not None and self.engine is not None:
                 for tid, values in groups([t for t, _ in rows], [r for _, r in rows], self.group_size):
                     self.engine.observe(step, tid, values)
                     self.observed_groups += 1
             self.observe_seconds += time.perf_counter() - start
+        self._held.clear()
         return rewards

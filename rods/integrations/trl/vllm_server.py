@@ -62,7 +62,7 @@ class VLLMServerGenerator:
 
     @property
     def base_url(self) -> str:
-        return self.backend.base_url
+        return str(self.backend.base_url)
 
     @property
     def base_model(self) -> str:
