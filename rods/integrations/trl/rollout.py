@@ -40,8 +40,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -201,10 +200,9 @@ class MultiTurnRollout:
             text = self._render(episode.messages, episode.tools, generation_prompt=True)
             streams.append(TokenEpisode(episode, self._encode(text)))
         rounds = 0
-        with adapter_merged(model):
-            while active := [s for s in streams if not s.finished]:
-                self._step(model, active)
-                rounds += 1
+        while active := [s for s in streams if not s.finished]:
+            self._step(model, active)
+            rounds += 1
         trajectories = [s.episode.trajectory() for s in streams]
         self.last_trajectories = trajectories
         self.seconds += time.perf_counter() - start
@@ -328,27 +326,6 @@ class MultiTurnRollout:
                     break
             replies.append(reply)
         return replies
-
-
-@contextmanager
-def adapter_merged(model: Any) -> Iterator[None]:
-    """A LoRA policy generates with its adapter folded into the weights, unfolded after.
-
-    Unmerged, every adapted layer runs two extra small matmuls per decoded token; for the
-    135M policy on CPU that made a GRPO step ~4x slower (docs/results/training.md). Folding
-    and unfolding costs rounding in the base weights' last bits (they never get gradients),
-    as TRL's own weight sync to vLLM does every step.
-    """
-    from accelerate.utils import is_peft_model
-
-    if model is None or not is_peft_model(model):
-        yield
-        return
-    model.merge_adapter()
-    try:
-        yield
-    finally:
-        model.unmerge_adapter()
 
 
 def group_rows(task_ids: Sequence[str], size: int | None = None) -> list[list[int]]:

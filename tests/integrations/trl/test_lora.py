@@ -1,9 +1,8 @@
 """LoRA (`model.lora`): the warm start and GRPO train only the adapter; checkpoints, resume, eval and export.
 
 A tiny random Llama stands in for the policy (the property is the same for any size):
-the optimizer holds exactly the adapter's parameters (counted from the config), no
-base weight ever has a gradient (they change only by the rounding of folding the adapter in
-for generation and out again), the warm start moved the adapter, a
+the optimizer holds exactly the adapter's parameters (counted from the config), the
+base weights are bit-identical after training, the warm start moved the adapter, a
 checkpoint holds the adapter and names its base, a run resumes from it, and `rods eval`
 and `rods export --merge` load it as the same function.
 """
@@ -54,29 +53,6 @@ def test_lora_settings_are_checked():
         config_from_dict({"model": {"lora": {"enabled": True, "rank": 0}}, "synthesis": {"enabled": False}})
 
 
-def test_generation_folds_the_adapter_in_and_out(tiny_model):
-    from peft import LoraConfig, get_peft_model
-
-    from rods.integrations.trl.rollout import adapter_merged
-
-    model = get_peft_model(tiny_model, LoraConfig(r=RANK, lora_alpha=8, target_modules=list(TARGETS))).eval()
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if "lora_B" in name:
-                p.normal_(0, 0.1)
-    before = {name: p.detach().clone() for name, p in model.named_parameters()}
-    ids = torch.tensor([[1, 5, 9, 42, 7]])
-    with torch.no_grad():
-        want = model(ids).logits
-        with adapter_merged(model):
-            assert all(m.merged for m in model.modules() if hasattr(m, "merged"))
-            folded = model(ids).logits
-    assert torch.allclose(folded, want, atol=1e-5)  # the same policy, without the extra matmuls
-    assert not any(m.merged for m in model.modules() if hasattr(m, "merged"))
-    for name, p in model.named_parameters():
-        assert torch.allclose(p.detach(), before[name], rtol=0, atol=1e-6), name
-
-
 @pytest.mark.slow
 def test_lora_trains_only_the_adapter_then_checkpoint_resume_eval_export(tmp_path, tiny_model_dir):
     seeds = turn_slices(load_split("train"), max_calls=1)[:4]
@@ -118,8 +94,7 @@ def test_lora_trains_only_the_adapter_then_checkpoint_resume_eval_export(tmp_pat
             moved += int("lora_B" in name and bool(p.detach().abs().sum() > 0))
             continue
         clean = name.removeprefix("base_model.model.").replace(".base_layer", "")
-        # no gradient ever; generation folds the adapter in and out, which may round the last bits
-        assert torch.allclose(p.detach(), base[clean], rtol=0, atol=1e-6), clean
+        assert torch.equal(p.detach(), base[clean]), clean
     assert moved > 0, "the warm start moved the adapter (lora_B starts at zero)"
 
     # a checkpoint is the adapter (no full weights) and names its base
