@@ -1,27 +1,48 @@
-"""GPU check: a few GRPO steps of the closed loop through TRL, on CUDA in bf16, with nothing from a hub.
+"""GPU check: GRPO steps of the closed loop through TRL on CUDA in bf16, LoRA with a synced vLLM server, TRL's vLLM.
 
-What `scripts/gpu_check.sh` runs on a lent GPU machine (and a test runs on CPU
+What `scripts/gpu_check.sh` runs on a lent GPU machine (and tests run on CPU
 with `--device cpu`). Everything is built on the spot: a byte-level BPE
 tokenizer trained on the seed tasks' text with a ChatML chat template, and a
-small random Llama. The run is `rods.train.run.train` itself: rollouts of the
-agent loop, progress rewards, the data engine (zones, seed selection), template
-synthesis, and an epoch boundary at step 2 that injects synthesized tasks.
+small random Llama (``--model`` names another folder instead). Checks (``--check``):
 
-Prints a table, then as its last line one JSON object:
+* ``loop``: `rods.train.run.train` itself: rollouts of the agent loop, progress
+  rewards, the data engine (zones, seed selection), template synthesis, and an
+  epoch boundary at step 2 that injects synthesized tasks;
+* ``lora_vllm_sync``: a LoRA policy whose rollouts come from a vLLM server
+  (``grpo.generation: vllm_server``) that loads the adapter after every step;
+  afterwards the server must serve the last step's adapter and its
+  log-probabilities of a fixed completion agree with the trainer's (mean absolute
+  difference below 0.05; how far the policy moved from the initial one is
+  reported beside it; a parity reward on the sampled tokens gives GRPO groups
+  that differ). It starts
+  the server (``--vllm-python``) unless ``--vllm-base-url`` names one;
+* ``trl_vllm_colocate``: the closed loop with ``grpo.generation: trl_vllm`` in
+  colocate mode (TRL's vLLM in the training process, synced by TRL) and LoRA.
+
+The vLLM checks need vLLM importable (the lent machine's image has none and a
+CUDA vLLM is too large to carry there); without it, or without CUDA for the
+colocate check, they report ``"not run: <why>"`` instead of figures.
+
+Prints a table, then as its last line one JSON object: the loop's figures
 {"device", "dtype", "steps", "seconds_per_step", "rollouts_per_s",
 "engine_observations", "injected", "seconds"} (seconds per step is the median
-over the steps after the first, which carries CUDA's warm-up).
+over the steps after the first, which carries CUDA's warm-up), plus
+"lora_vllm_sync" and "trl_vllm_colocate" when those checks were asked for.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 from train_overhead import seed_tasks
@@ -95,17 +116,165 @@ def run_config(args, model_dir: Path, seeds_file: Path, run_dir: Path) -> dict:
     }
 
 
+CHECKS = ("loop", "lora_vllm_sync", "trl_vllm_colocate")
+#: Mean absolute difference of log-probabilities under which trainer and server hold the same policy.
+SYNC_TOLERANCE = 0.05
+
+
+def parity_reward(prompts, completions, completion_ids, **_):
+    """1 for completions whose token ids sum to an even number: rewards that differ within a group."""
+    return [float(sum(ids) % 2 == 0) for ids in completion_ids]
+
+
+def vllm_missing(args) -> str | None:
+    if args.vllm_base_url:
+        return None
+    python = args.vllm_python
+    if python == sys.executable:
+        return None if importlib.util.find_spec("vllm") else "not run: vLLM is not importable here (--vllm-python)"
+    return None if Path(python).exists() else f"not run: no python at {python}"
+
+
+def start_vllm(args, model_dir: Path, folder: Path) -> tuple[subprocess.Popen, str]:
+    """A vLLM server of `model_dir` with runtime LoRA loading, on a free port; (process, base URL)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = [args.vllm_python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
+               "--served-model-name", "policy", "--host", "127.0.0.1", "--port", str(port), "--max-model-len", "4096",
+               "--dtype", "float32" if args.device == "cpu" else "bfloat16", "--enable-lora", "--max-lora-rank", "16",
+               "--enable-prefix-caching"]
+    if args.device == "cuda":
+        command += ["--gpu-memory-utilization", "0.3"]
+    env = dict(os.environ, VLLM_ALLOW_RUNTIME_LORA_UPDATING="True")
+    log = open(folder / "vllm.log", "w")  # noqa: SIM115 - kept open for the server's lifetime
+    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the vLLM server exited ({proc.returncode}); see {folder / 'vllm.log'}")
+        try:
+            with urllib.request.urlopen(f"{url}/models", timeout=2):
+                return proc, url
+        except OSError:
+            time.sleep(1)
+    proc.kill()
+    raise RuntimeError(f"the vLLM server was not ready in 600 s; see {folder / 'vllm.log'}")
+
+
+def lora_vllm_sync(args, model_dir: Path, folder: Path) -> dict:
+    """LoRA GRPO steps with rollouts from a vLLM server synced after every step; agreement of log-probabilities."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from rods.integrations.trl.vllm_server import policy_logprobs, prompt_logprobs
+    from rods.train import config_from_dict
+    from rods.train.trainer import build_trainer
+
+    missing = vllm_missing(args)
+    if missing:
+        return {"status": missing}
+    start = time.perf_counter()
+    proc, url = (None, args.vllm_base_url) if args.vllm_base_url else start_vllm(args, model_dir, folder)
+    try:
+        served = args.vllm_model or "policy"
+        tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        text = tokenizer.apply_chat_template([{"role": "user", "content": "List the files."}], tokenize=False,
+                                             add_generation_prompt=True)
+        ids = tokenizer(text, add_special_tokens=False).input_ids
+        probe = ids + tokenizer('<tool_call>\n{"name": "ls", "arguments": {}}\n</tool_call>',
+                                add_special_tokens=False).input_ids
+        initial = prompt_logprobs(url, served, probe, len(ids))
+        seeds = seed_tasks(2, 2)
+        cpu = args.device == "cpu"
+        config = config_from_dict({
+            "output_dir": str(folder / "lora-run"),
+            "model": {"name_or_path": str(model_dir), "torch_dtype": "float32" if cpu else "bfloat16",
+                      "lora": {"enabled": True, "rank": 8, "alpha": 32}},
+            "rollout": {"max_steps_per_turn": 1, "max_reply_tokens": args.reply_tokens,
+                        "max_completion_tokens": 256, "tool_docs": "signatures"},
+            "grpo": {"num_generations": args.k, "tasks_per_step": args.tasks_per_step, "max_steps": args.steps,
+                     "save_steps": 1000, "learning_rate": 1e-2, "use_cpu": cpu, "bf16": not cpu,
+                     "generation": "vllm_server", "vllm_base_url": url, "vllm_model": served},
+            "engine": {"K": args.k, "min_observations": args.k, "burn_in_rollouts": args.k},
+            "synthesis": {"enabled": False},
+        })
+        dtype = torch.float32 if cpu else torch.bfloat16
+        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype).to("cpu" if cpu else "cuda")
+        by_id = {t.id: t for t in seeds}
+        trainer = build_trainer(config, model, tokenizer, output_dir=folder / "lora-ckpt", lookup=by_id.__getitem__,
+                                pool_source=lambda: list(seeds), extra_rewards=[parity_reward])
+        trainer.train()
+        server = trainer.rods_generator
+        ours = policy_logprobs(trainer.model, probe, len(ids))
+        theirs = prompt_logprobs(url, server.generator.model, probe, len(ids))
+        diff = statistics.fmean(abs(a - b) for a, b in zip(ours, theirs))
+        moved = statistics.fmean(abs(a - b) for a, b in zip(ours, initial))
+        lags = [row["rods/policy_lag_max"] for row in trainer.state.log_history if "rods/policy_lag_max" in row]
+        return {
+            "steps": trainer.state.global_step, "served_version": server.served_version, "syncs": server.syncs,
+            "seconds_per_sync": round(statistics.fmean(server.sync_seconds), 3) if server.sync_seconds else None,
+            "trainer_vs_server": round(diff, 5), "trainer_vs_initial": round(moved, 5),
+            "policy_lag_max": max(lags) if lags else None,
+            "synced": bool(server.served_version == args.steps and diff < SYNC_TOLERANCE),
+            "seconds": round(time.perf_counter() - start, 1),
+        }
+    finally:
+        if proc is not None:
+            os.killpg(proc.pid, 15)
+            proc.wait(timeout=60)
+
+
+def trl_vllm_colocate(args, model_dir: Path, folder: Path) -> dict:
+    """The closed loop with TRL's colocated vLLM generating (TRL syncs the LoRA-merged weights every step)."""
+    import torch
+
+    from rods.tasks import write_tasks
+    from rods.train import config_from_dict
+    from rods.train.run import train
+
+    if args.device != "cuda" or not torch.cuda.is_available():
+        return {"status": "not run: TRL's colocated vLLM needs a CUDA device"}
+    if importlib.util.find_spec("vllm") is None:
+        return {"status": "not run: vLLM is not importable here"}
+    start = time.perf_counter()
+    write_tasks(folder / "seeds-colocate.jsonl", seed_tasks(2, 2))
+    data = run_config(args, model_dir, folder / "seeds-colocate.jsonl", folder / "colocate-run")
+    data["model"]["lora"] = {"enabled": True, "rank": 8, "alpha": 16}
+    data["grpo"].update(generation="trl_vllm", vllm_mode="colocate",
+                        extra={"vllm_gpu_memory_utilization": 0.3, "vllm_max_model_length": 4096})
+    summary = train(config_from_dict(data))
+    rows = [json.loads(line) for line in (folder / "colocate-run" / "trainer_log.jsonl").read_text().splitlines()]
+    lags = [r["rods/policy_lag_max"] for r in rows if "rods/policy_lag_max" in r]
+    timed = summary.step_seconds[1:] or summary.step_seconds
+    return {"steps": summary.steps, "seconds_per_step": round(statistics.median(timed), 3),
+            "policy_lag_max": max(lags) if lags else None, "engine_observations": summary.observed_groups,
+            "trainable_parameters": summary.trainable_parameters, "seconds": round(time.perf_counter() - start, 1)}
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    parser.add_argument("--check", choices=[*CHECKS, "all"], action="append", default=None,
+                        help="which checks to run (repeatable; default: all)")
     parser.add_argument("--steps", type=int, default=3, help="GRPO steps (an epoch boundary follows step 2)")
     parser.add_argument("--k", type=int, default=8, help="K, rollouts per task (grpo.num_generations = engine.K)")
     parser.add_argument("--tasks-per-step", type=int, default=4)
     parser.add_argument("--reply-tokens", type=int, default=32, help="tokens per reply")
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--model", type=Path, default=None,
+                        help="a model folder instead of the random Llama (the vLLM checks' server serves it)")
+    parser.add_argument("--vllm-base-url", default=None, help="a running vLLM server of --model with --enable-lora "
+                        "and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True (default: start one)")
+    parser.add_argument("--vllm-model", default=None, help="its served name (default: policy, the started one's)")
+    parser.add_argument("--vllm-python", default=sys.executable, help="the python that starts the vLLM server")
     parser.add_argument("--out", type=Path, default=None, help="run directory (default: a temporary one)")
     args = parser.parse_args(argv)
+    checks = list(CHECKS) if args.check in (None, ["all"]) or "all" in (args.check or []) else args.check
     logging.basicConfig(level=logging.WARNING)
 
     import torch
@@ -117,35 +286,46 @@ def main(argv: list[str] | None = None) -> dict:
     if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("gpu_check: no CUDA device (use --device cpu to run the same check on CPU)")
     start = time.perf_counter()
+    result: dict = {}
     with tempfile.TemporaryDirectory(prefix="rods-gpu-check-") as tmp:
         folder = args.out or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         seeds = seed_tasks(2, 2)
         write_tasks(folder / "seeds.jsonl", seeds)
-        model_dir = build_model_dir(folder / "model", build_tokenizer(seeds), args.hidden, args.layers)
-        config = config_from_dict(run_config(args, model_dir, folder / "seeds.jsonl", folder / "run"))
-        summary = train(config)
-    steps = summary.step_seconds
-    timed = steps[1:] or steps
-    rollouts = args.tasks_per_step * args.k
-    result = {
-        "device": torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu",
-        "dtype": "float32" if args.device == "cpu" else "bfloat16",
-        "steps": summary.steps,
-        "seconds_per_step": round(statistics.median(timed), 3),
-        "rollouts_per_s": round(rollouts * len(steps) / sum(steps), 2),
-        "engine_observations": summary.observed_groups,
-        "injected": summary.injected,
-        "seconds": round(time.perf_counter() - start, 1),
-    }
+        model_dir = args.model or build_model_dir(folder / "model", build_tokenizer(seeds), args.hidden, args.layers)
+        if "loop" in checks:
+            config = config_from_dict(run_config(args, model_dir, folder / "seeds.jsonl", folder / "run"))
+            summary = train(config)
+            steps = summary.step_seconds
+            timed = steps[1:] or steps
+            rollouts = args.tasks_per_step * args.k
+            result.update({
+                "device": torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu",
+                "dtype": "float32" if args.device == "cpu" else "bfloat16",
+                "steps": summary.steps,
+                "seconds_per_step": round(statistics.median(timed), 3),
+                "rollouts_per_s": round(rollouts * len(steps) / sum(steps), 2),
+                "engine_observations": summary.observed_groups,
+                "injected": summary.injected,
+                "seconds": round(time.perf_counter() - start, 1),
+            })
+        if "lora_vllm_sync" in checks:
+            result["lora_vllm_sync"] = lora_vllm_sync(args, model_dir, folder)
+        if "trl_vllm_colocate" in checks:
+            result["trl_vllm_colocate"] = trl_vllm_colocate(args, model_dir, folder)
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"rods GPU check: {args.steps} GRPO steps, {args.tasks_per_step} tasks x K = {args.k}")
+    table = Table(title=f"rods GPU check: {', '.join(checks)}; {args.steps} GRPO steps, {args.tasks_per_step} "
+                  f"tasks x K = {args.k}")
     table.add_column("figure")
     table.add_column("value", justify="right")
     for key, value in result.items():
-        table.add_row(key, str(value))
+        if isinstance(value, dict):
+            for sub, item in value.items():
+                table.add_row(f"{key}.{sub}", str(item))
+        else:
+            table.add_row(key, str(value))
     Console(file=sys.stdout).print(table)
     print(json.dumps(result), flush=True)
     return result

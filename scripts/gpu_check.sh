@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# The GPU check: 3 GRPO steps of the closed loop through TRL on CUDA in bf16, on the lent GPU machine.
+# The GPU check: GRPO steps through TRL on CUDA in bf16, on the lent GPU machine (bench/gpu_check.py).
 #
-# A tokenizer and a small random Llama are built on the spot (no hub); the steps run
-# rods' own training loop: agent-loop rollouts, progress rewards, the data engine,
-# template synthesis and an epoch boundary with injection. The last line printed is one
-# JSON object: {"device", "dtype", "steps", "seconds_per_step", "rollouts_per_s",
-# "engine_observations", "injected", "seconds"}. It must finish in under 5 minutes.
+# A tokenizer and a small random Llama are built on the spot (no hub). Checks (--check, default all):
+#   loop               3 steps of rods' own training loop: agent-loop rollouts, progress rewards, the
+#                      data engine, template synthesis and an epoch boundary with injection;
+#   lora_vllm_sync     a LoRA policy whose rollouts come from a vLLM server given the adapter after
+#                      every step; the server's and the trainer's log-probabilities must agree;
+#   trl_vllm_colocate  the loop with grpo.generation trl_vllm (TRL's colocated vLLM, synced by TRL).
+# The vLLM checks need vLLM in this python (or --vllm-python / --vllm-base-url); the lent machine's
+# image has none and a CUDA vLLM is too large to carry, so there they print "not run: ...".
+# The last line printed is one JSON object: {"device", "dtype", "steps", "seconds_per_step",
+# "rollouts_per_s", "engine_observations", "injected", "seconds", "lora_vllm_sync": {...},
+# "trl_vllm_colocate": {...}}. The loop must finish in under 5 minutes.
 #
 # The machine's image lacks TRL, datasets, pydantic and openai and cannot fetch them:
 # build the wheelhouse here first (scripts/gpu_wheelhouse.sh -> .whl/, ~9 MiB) and carry
 # it with the call (the device tool's `carry: [".whl"]`). Extra arguments go to
-# bench/gpu_check.py (e.g. --k 16 --tasks-per-step 8). `--device cpu` runs the same on CPU.
+# bench/gpu_check.py (e.g. --k 16 --tasks-per-step 8, --check loop). `--device cpu` runs the same on CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WHEELS="${WHEELS:-.whl}"
@@ -27,4 +33,5 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,dri
 import importlib.metadata as md, sys
 print("python", sys.version.split()[0], *(f"{n} {md.version(n)}" for n in ("torch", "transformers", "accelerate", "trl", "datasets", "pyarrow", "huggingface_hub")))
 PY
-exec timeout "${GPU_CHECK_TIMEOUT:-300}" "$PY" bench/gpu_check.py "$@"
+"$PY" -c "import importlib.util as u; print('vllm', 'importable' if u.find_spec('vllm') else 'not installed')"
+exec timeout "${GPU_CHECK_TIMEOUT:-600}" "$PY" bench/gpu_check.py "$@"

@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "rods.cli.train",
     "rods.cli.compare",
     "rods.cli.eval",
+    "rods.cli.export",
     "rods.cli.report",
     "rods.cli.demo",
 )

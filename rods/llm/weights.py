@@ -44,14 +44,21 @@ def load_causal_lm(name_or_path: str | Path, gguf_file: str | None = None, *,
                    dtype: str = "float32") -> tuple[Any, Any]:
     """``(model, tokenizer)`` with a pad token set (the end-of-sequence token when the tokenizer has none).
 
+    A LoRA adapter folder (a LoRA run's checkpoint) loads its base and folds the adapter in
+    (`rods.llm.adapters`).
+
     Args:
-        name_or_path: 'embedded', a ``.gguf`` file, a model folder (or a cached hub id).
+        name_or_path: 'embedded', a ``.gguf`` file, a model folder, an adapter folder (or a cached hub id).
         gguf_file: the GGUF file inside the folder `name_or_path`, if the weights are GGUF.
         dtype: torch dtype name of the weights (``float32``, ``bfloat16``, ``float16``).
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from rods.llm.adapters import is_adapter_dir, load_adapter_model
+
+    if gguf_file is None and is_adapter_dir(name_or_path):
+        return load_adapter_model(name_or_path, dtype=dtype, merge=True)
     source, gguf = weights_location(name_or_path, gguf_file)
     start = time.perf_counter()
     kwargs: dict[str, Any] = {}

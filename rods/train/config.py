@@ -13,6 +13,7 @@ are defined there (`DataSettings` in `rods.envs.seeds`, `RolloutSettings` in
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pydantic import Field, model_validator
@@ -23,6 +24,20 @@ from rods.envs.seeds import DataSettings
 from rods.llm.weights import EMBEDDED
 from rods.rollout.settings import RolloutSettings
 from rods.synth.settings import SynthConfig
+
+
+class LoraSettings(Section):
+    """LoRA adapters instead of full fine-tuning (peft; TRL's `peft_config`)."""
+
+    enabled: bool = Field(False, description="Train a LoRA adapter on the frozen policy instead of all its weights.")
+    rank: int = Field(16, ge=1, description="LoRA rank r (a vLLM server serving it needs --max-lora-rank >= r).")
+    alpha: float = Field(32.0, gt=0.0, description="LoRA scaling alpha (the update is scaled by alpha / rank).")
+    dropout: float = Field(0.0, ge=0.0, lt=1.0, description="Dropout on the LoRA input during training.")
+    target_modules: list[str] | Literal["all-linear"] = Field(
+        "all-linear",
+        description="Modules that get an adapter: 'all-linear' (every linear layer but the LM head, which vLLM "
+        "serves) or a list of module names such as [q_proj, v_proj].",
+    )
 
 
 class ModelSettings(Section):
@@ -47,6 +62,28 @@ class ModelSettings(Section):
     )
     torch_dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
         "auto", description="Weights dtype: auto is float32 on CPU, bfloat16 on GPU."
+    )
+    lora: LoraSettings = Field(
+        default_factory=LoraSettings, description="Train a LoRA adapter instead of all weights (off by default)."
+    )
+
+    @property
+    def spec(self) -> str:
+        """The policy as one string `rods.llm.weights` loads (a folder, hub id, ``.gguf`` path or 'embedded')."""
+        if self.gguf_file:
+            return str(Path(self.name_or_path) / self.gguf_file)
+        return self.name_or_path
+
+
+class DynamicSamplingSettings(Section):
+    """DAPO's dynamic sampling: groups whose rewards are all equal are dropped and refilled."""
+
+    enabled: bool = Field(
+        False, description="Drop each zero-variance group (no gradient) and replace it with a freshly sampled task."
+    )
+    max_extra_groups: int | None = Field(
+        None, ge=0, description="At most this many extra groups are generated per step to refill (default: "
+        "tasks_per_step); groups still equal after that are trained on as they are."
     )
 
 
@@ -87,24 +124,79 @@ class GRPOSettings(Section):
         default_factory=lambda: ["none"], description="Trackers passed to TRL: none, tensorboard, wandb, ..."
     )
     seed: int = Field(0, description="Trainer seed.")
-    generation: Literal["hf", "vllm_server"] = Field(
+    generation: Literal["hf", "vllm_server", "trl_vllm"] = Field(
         "hf",
-        description="Who generates rollout replies: hf (the trainer's model, transformers generate) or vllm_server "
-        "(a vLLM server at vllm_base_url, from exact token ids, with log-probabilities and prefix caching; the "
-        "server keeps its weights: no weight sync on CPU, docs/design.md §6.1).",
+        description="Who generates rollout replies: hf (the trainer's model, transformers generate), vllm_server "
+        "(a vLLM server at vllm_base_url, from exact token ids, with log-probabilities and prefix caching; rods "
+        "gives it the policy as `weight_sync` says), or trl_vllm (TRL's own vLLM, `vllm_mode` colocate or server: "
+        "TRL syncs the weights every step; needs CUDA and vLLM in the trainer's environment).",
     )
-    vllm_base_url: str | None = Field(None, description="The vLLM server of generation: vllm_server, e.g. "
-                                                         "http://127.0.0.1:8000/v1.")
+    vllm_base_url: str | None = Field(None, description="The vLLM server of generation: vllm_server (or trl_vllm "
+                                                         "in server mode), e.g. http://127.0.0.1:8000/v1.")
     vllm_model: str | None = Field(None, description="Its served model name (default: the server's first).")
+    vllm_mode: Literal["colocate", "server"] = Field(
+        "colocate", description="trl_vllm only: vLLM inside the training process (colocate) or a `vllm serve` "
+        "at vllm_base_url started with VLLM_SERVER_DEV_MODE=1 and --weight-transfer-config '{\"backend\":\"nccl\"}'."
+    )
+    weight_sync: Literal["auto", "adapter", "disk", "nccl", "off"] = Field(
+        "auto",
+        description="vllm_server only: how the server gets the current policy. adapter: the LoRA adapter is saved "
+        "and loaded at run time (server: --enable-lora, VLLM_ALLOW_RUNTIME_LORA_UPDATING=True); disk: full weights "
+        "saved and reloaded in place (server: VLLM_SERVER_DEV_MODE=1; CPU or GPU, same filesystem); nccl: full "
+        "weights over NCCL with TRL's client (CUDA; server: VLLM_SERVER_DEV_MODE=1 --weight-transfer-config "
+        "'{\"backend\":\"nccl\"}'); off: never (needs allow_stale_server). auto: adapter with LoRA, else nccl "
+        "on CUDA, else disk.",
+    )
+    sync_every: int = Field(1, ge=1, description="vllm_server: give the server the policy every N optimizer steps.")
+    max_policy_lag: int | None = Field(
+        None, ge=0, description="vllm_server: a rollout may come from weights at most this many optimizer steps "
+        "older than the trainer's; the server is synced early, and groups found older are generated again "
+        "(default: sync_every - 1)."
+    )
+    allow_stale_server: bool = Field(
+        False, description="Train on a vLLM server that cannot be given the policy (off-policy, silently wrong "
+        "without it): a warning names the lag on every step instead of stopping the run."
+    )
+    sync_dir: str | None = Field(
+        None, description="Folder where adapters or weights for the server are written (the server must read the "
+        "same path); default: <run dir>/policy."
+    )
+    dynamic_sampling: DynamicSamplingSettings = Field(
+        default_factory=DynamicSamplingSettings,
+        description="DAPO's dynamic sampling: zero-variance groups dropped and refilled (the engine still "
+        "observes them).",
+    )
     extra: dict[str, Any] = Field(
         default_factory=dict, description="Any other GRPOConfig field, passed through unchanged."
     )
 
     @model_validator(mode="after")
-    def _vllm_server_needs_a_url(self) -> GRPOSettings:
+    def _generation_settings_agree(self) -> GRPOSettings:
         if self.generation == "vllm_server" and not self.vllm_base_url:
             raise ValueError("grpo.generation is vllm_server but grpo.vllm_base_url is not set")
+        if self.generation == "trl_vllm":
+            if self.vllm_mode == "server" and not self.vllm_base_url:
+                raise ValueError("grpo.generation is trl_vllm with vllm_mode server but grpo.vllm_base_url is not set")
+            if self.sync_every != 1 or self.weight_sync != "auto":
+                raise ValueError("grpo.generation trl_vllm: TRL syncs the weights itself before every step; leave "
+                                 "grpo.sync_every (1) and grpo.weight_sync (auto) unset")
+            if self.extra.get("vllm_enable_sleep_mode") or int(self.extra.get("vllm_tensor_parallel_size", 1)) > 1:
+                raise ValueError("grpo.extra.vllm_enable_sleep_mode and vllm_tensor_parallel_size > 1 are not "
+                                 "supported with grpo.generation trl_vllm: the multi-turn rollout sends each "
+                                 "process's own requests to its vLLM")
+        if self.weight_sync == "off" and self.generation == "vllm_server":
+            if not self.allow_stale_server:
+                raise ValueError("grpo.weight_sync: off leaves the vLLM server on its initial weights, so every "
+                                 "rollout after step 1 is off-policy; set grpo.allow_stale_server: true to accept that")
+            if self.max_policy_lag is not None:
+                raise ValueError("grpo.max_policy_lag cannot hold with grpo.weight_sync: off (the server is never "
+                                 "synced)")
         return self
+
+    @property
+    def policy_lag_bound(self) -> int:
+        """The most optimizer steps a rollout's weights may trail the trainer's."""
+        return self.sync_every - 1 if self.max_policy_lag is None else self.max_policy_lag
 
     @property
     def rollouts_per_step(self) -> int:
@@ -252,6 +344,14 @@ class TrainConfig(Section):
             )
         if synth.backend is not None and synth.backends:
             raise ValueError("synthesis: give either backend (one model) or backends (an ensemble), not both")
+        if grpo.weight_sync == "adapter" and not self.model.lora.enabled:
+            raise ValueError("grpo.weight_sync: adapter sends the LoRA adapter to the server, but model.lora.enabled "
+                             "is false (enable LoRA, or choose disk or nccl for full weights)")
+        if grpo.generation == "trl_vllm" and (self.model.gguf_file or self.model.name_or_path == EMBEDDED
+                                              or self.model.name_or_path.endswith(".gguf")):
+            raise ValueError("grpo.generation trl_vllm: TRL's vLLM loads model.name_or_path itself and reads no GGUF; "
+                             "name a model folder or hub id (e.g. a float copy made with "
+                             "rods.llm.weights.export_float_copy)")
         return self
 
     def engine_config(self) -> EngineConfig:

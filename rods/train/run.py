@@ -8,8 +8,9 @@ Run directory layout (``output_dir``, default ``runs/<name>``)::
     metrics.jsonl          engine per-step metrics (zones, pool, informative fraction)
     trainer_log.jsonl      TRL's logged metrics (loss, rewards, completion lengths, ...)
     warm_start.json        parse rate / reward before and after the optional SFT start
-    checkpoints/checkpoint-N/        trainer checkpoint (model, optimizer, RNG)
+    checkpoints/checkpoint-N/        trainer checkpoint (model, optimizer, RNG; with model.lora the adapter only)
     checkpoints/checkpoint-N/engine/ the engine snapshot taken with it
+    policy/                the adapter or weights last given to a vLLM server (grpo.generation: vllm_server)
     summary.json           what the run did (steps, epochs, injected, retired, timings)
     report/                figures written by `rods report RUN_DIR`
 
@@ -67,6 +68,12 @@ class RunSummary:
     epoch_pools: list[list[str]] = field(default_factory=list)  # distinct task ids each epoch served (this rank)
     local_rollouts: int = 0  # rollouts this process scored
     observed_groups: int = 0  # groups handed to the engine (owner rank)
+    trainable_parameters: int = 0  # parameters the optimizer updates (the adapter's, with LoRA)
+    total_parameters: int = 0
+    weight_syncs: int = 0  # times a vLLM server was given the policy
+    sync_seconds: list[float] = field(default_factory=list)
+    regenerated_groups: int = 0  # groups generated again because their weights were too old
+    dynamic_sampling: dict[str, int] = field(default_factory=dict)  # dropped / extra / kept_zero_variance groups
 
 
 def make_synthesizer(settings: SynthesisSettings) -> Callable[[list[Task]], list[Task]]:
@@ -141,7 +148,7 @@ def train(
         callbacks: extra TrainerCallbacks.
     """
     from rods.engine import DataEngine, PoolSynthesisWorker
-    from rods.train.trainer import build_trainer, load_policy
+    from rods.train.trainer import build_trainer, load_policy, trainable_parameters
 
     start = time.perf_counter()
     ranks = training_ranks(config)
@@ -171,6 +178,10 @@ def train(
                          rank=ranks.rank, world_size=ranks.world_size)
     if model is None or tokenizer is None:
         model, tokenizer = load_policy(config.model)
+    if config.model.lora.enabled and config.warm_start.enabled and checkpoint is None:
+        from rods.train.trainer import add_adapter
+
+        model = add_adapter(model, config.model)  # the warm start trains the adapter GRPO continues
     if config.warm_start.enabled and checkpoint is None:
         from rods.train.warm_start import warm_start
 
@@ -205,6 +216,7 @@ def train(
             extra_callbacks=callbacks or (),
             ranks=ranks,
             reports=True,
+            sync_dir=run_dir / "policy",
         )
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         summary.steps = trainer.state.global_step
@@ -212,6 +224,14 @@ def train(
         summary.epoch_pools = trainer.rods_pool.history
         summary.local_rollouts = trainer.rods_reward.local_rollouts
         summary.observed_groups = trainer.rods_reward.observed_groups
+        summary.trainable_parameters, summary.total_parameters = trainable_parameters(trainer.model)
+        summary.regenerated_groups = trainer.rods_rollout.regenerated_groups
+        generator = trainer.rods_generator
+        if generator is not None and hasattr(generator, "sync_seconds"):
+            summary.weight_syncs = generator.syncs
+            summary.sync_seconds = [round(s, 3) for s in generator.sync_seconds]
+        if trainer.rods_dynamic is not None:
+            summary.dynamic_sampling = dict(trainer.rods_dynamic.totals)
         if worker is not None:
             summary.submitted = worker.submitted_seeds
         if engine is not None:

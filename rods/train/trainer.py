@@ -3,7 +3,10 @@
 `build_trainer` wires the pieces of `rods.integrations.trl` together (they know
 nothing of `TrainConfig`); `rods.train.run` drives it with a run directory. Plain GRPO (no engine) is
 the same trainer with `engine=None` and a fixed task list, which is what the
-overhead benchmark compares against.
+overhead benchmark compares against. With ``model.lora`` the policy trains a LoRA
+adapter (TRL's ``peft_config``, or the adapter a LoRA warm start already put on it);
+with ``grpo.generation`` vLLM generates the rollouts (a server rods keeps synced, or
+TRL's own vLLM); with ``grpo.dynamic_sampling`` zero-variance groups are refilled.
 """
 
 from __future__ import annotations
@@ -16,13 +19,14 @@ from typing import Any
 from rods.integrations.trl.callbacks import EngineCallback, JsonlMetricsCallback, StepTimer
 from rods.integrations.trl.compat import check_trl_version, quiet_rollout_func_notice, score_only_completions_on_cpu
 from rods.integrations.trl.dataset import LivePool, live_pool_dataset
+from rods.integrations.trl.policy_server import PolicyServer, PolicySyncCallback
 from rods.integrations.trl.ranks import RankGroup
 from rods.integrations.trl.rewards import EngineReward
 from rods.integrations.trl.rollout import MultiTurnRollout
 from rods.llm.weights import load_causal_lm
 from rods.rollout import EpisodeOptions
 from rods.tasks import Task
-from rods.train.config import ModelSettings, TrainConfig
+from rods.train.config import GRPOSettings, LoraSettings, ModelSettings, TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +39,48 @@ def load_policy(settings: ModelSettings, *, device: str | None = None) -> tuple[
     if dtype == "auto":
         dtype = "bfloat16" if (torch.cuda.is_available() and device != "cpu") else "float32"
     return load_causal_lm(settings.name_or_path, settings.gguf_file, dtype=dtype)
+
+
+def lora_config(settings: LoraSettings):
+    """peft's `LoraConfig` for ``model.lora`` (a causal LM; the LM head keeps its weights)."""
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=settings.rank, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
+        target_modules=settings.target_modules, task_type="CAUSAL_LM", bias="none",
+    )
+
+
+def add_adapter(model: Any, settings: ModelSettings) -> Any:
+    """`model` with a fresh LoRA adapter (only the adapter trains); used when a warm start trains it first."""
+    from peft import get_peft_model
+
+    peft_model = get_peft_model(model, lora_config(settings.lora))
+    name_base(peft_model, settings)
+    return peft_model
+
+
+def name_base(model: Any, settings: ModelSettings) -> None:
+    """Write the policy's rods name as the adapter's base, so an adapter checkpoint says what to load it on."""
+    for peft_config in getattr(model, "peft_config", {}).values():
+        peft_config.base_model_name_or_path = settings.spec
+
+
+def trainable_parameters(model: Any) -> tuple[int, int]:
+    """(trainable, total) parameter counts."""
+    params = list(model.parameters())
+    return sum(p.numel() for p in params if p.requires_grad), sum(p.numel() for p in params)
+
+
+def resolve_weight_sync(grpo: GRPOSettings, lora: bool) -> str | None:
+    """``grpo.weight_sync`` for a vllm_server run: adapter, disk, nccl, or None (off); auto chooses by LoRA and CUDA."""
+    if grpo.weight_sync == "off":
+        return None
+    if grpo.weight_sync != "auto":
+        return grpo.weight_sync
+    import torch
+
+    return "adapter" if lora else ("nccl" if torch.cuda.is_available() else "disk")
 
 
 def grpo_config(config: TrainConfig, output_dir: str | Path, *, max_steps: int | None = None, world_size: int = 1):
@@ -93,6 +139,10 @@ def grpo_config(config: TrainConfig, output_dir: str | Path, *, max_steps: int |
         remove_unused_columns=False,
         disable_tqdm=True,
     )
+    if g.generation == "trl_vllm":
+        kwargs.update(use_vllm=True, vllm_mode=g.vllm_mode)
+        if g.vllm_mode == "server":
+            kwargs["vllm_server_base_url"] = str(g.vllm_base_url).rstrip("/").removesuffix("/v1")
     kwargs.update(g.extra)
     return GRPOConfig(**kwargs)
 
@@ -110,21 +160,45 @@ def check_group_size(num_generations: int, engine_k: int) -> None:
         )
 
 
-def make_rollout(config: TrainConfig, lookup: Callable[[str], Task], tokenizer: Any) -> MultiTurnRollout:
-    """The token-level agent loop of this run (rollout settings and the policy's tool format)."""
+def make_generator(config: TrainConfig, *, sync_dir: str | Path | None = None, ranks: RankGroup | None = None):
+    """Who generates rollout replies: None (the trainer's model), a synced vLLM server, or TRL's vLLM."""
+    g = config.grpo
+    if g.generation == "vllm_server":
+        from rods.integrations.trl.policy_server import PolicyServer
+        from rods.integrations.trl.vllm_server import VLLMServerGenerator
+        from rods.integrations.trl.weight_sync import make_sync
+
+        http = VLLMServerGenerator(str(g.vllm_base_url), g.vllm_model)
+        kind = resolve_weight_sync(g, config.model.lora.enabled)
+        folder = Path(g.sync_dir or sync_dir or Path(config.run_dir) / "policy")
+        served = http.base_model if kind in ("disk", "nccl") else ""  # full weights keep the served name
+        sync = make_sync(kind, str(g.vllm_base_url), served, folder) if kind else None
+        return PolicyServer(http, sync, sync_every=g.sync_every, lag_bound=g.policy_lag_bound,
+                            allow_stale=g.allow_stale_server, ranks=ranks)
+    if g.generation == "trl_vllm":
+        from rods.integrations.trl.trl_vllm import TRLColocateGenerator, TRLServerGenerator
+
+        if g.vllm_mode == "colocate":
+            return TRLColocateGenerator()
+        return TRLServerGenerator(str(g.vllm_base_url), g.vllm_model)
+    return None
+
+
+def make_rollout(config: TrainConfig, lookup: Callable[[str], Task], tokenizer: Any, *, generator: Any = None,
+                 ) -> MultiTurnRollout:
+    """The token-level agent loop of this run (rollout settings and the policy's tool format).
+
+    `generator` comes from `make_generator` (None: the trainer's model generates; the
+    warm start's probe always uses the model).
+    """
     options = EpisodeOptions(
         system_prompt=config.model.system_prompt,
         tool_format=config.model.tool_format,
         tools_in_prompt=config.model.tools_in_prompt,
     )
-    generator = None
-    if config.grpo.generation == "vllm_server":
-        from rods.integrations.trl.vllm_server import VLLMServerGenerator
-
-        generator = VLLMServerGenerator(str(config.grpo.vllm_base_url), config.grpo.vllm_model)
     return MultiTurnRollout(
         lookup, tokenizer, config.rollout, options=options, chat_template_kwargs=config.model.chat_template_kwargs,
-        generator=generator,
+        generator=generator, group_size=config.grpo.num_generations,
     )
 
 
@@ -146,6 +220,8 @@ def build_trainer(
     wait_for: Any = None,
     ranks: RankGroup | None = None,
     reports: bool | None = None,
+    sync_dir: str | Path | None = None,
+    extra_rewards: Sequence[Callable[..., list[float]]] = (),
 ):
     """A GRPOTrainer whose rollouts play the agent loop and whose data come from a live pool.
 
@@ -161,7 +237,12 @@ def build_trainer(
             `engine`; the others pass None with `reports=True` and look tasks up in the
             epoch the owner shared.
         reports: the run has an engine on its owner rank (default: `engine is not None`).
+        sync_dir: where adapters or weights for a vLLM server are written (default:
+            ``grpo.sync_dir`` or ``<run dir>/policy``).
+        extra_rewards: TRL reward functions added to the engine's reward (e.g. a format bonus);
+            the policy trains on their sum, the engine observes only its own signal.
     """
+    from accelerate.utils import is_peft_model
     from trl import GRPOTrainer
 
     check_trl_version()
@@ -170,35 +251,67 @@ def build_trainer(
     args = grpo_config(config, output_dir, max_steps=max_steps, world_size=ranks.world_size)
     if engine is not None:
         check_group_size(args.num_generations, engine.config.K)
+    if config.grpo.generation == "trl_vllm":
+        from rods.integrations.trl.trl_vllm import check_available
+
+        check_available()
+    dynamic = config.grpo.dynamic_sampling
+    if dynamic.enabled and ranks.distributed:
+        raise ValueError("grpo.dynamic_sampling is not supported on several processes yet (a rank's share of the "
+                         "batch need not hold whole groups): train in one process or turn it off")
     pool = LivePool(
         pool_source, config.grpo.tasks_per_step, config.grpo.steps_per_epoch, seed=config.grpo.seed,
         first_epoch=first_epoch, fresh=fresh, ranks=ranks,
     )
-    rollout = make_rollout(config, lookup if ranks.is_owner else pool.task, tokenizer)
+    generator = make_generator(config, sync_dir=sync_dir, ranks=ranks)
+    rollout = make_rollout(config, lookup if ranks.is_owner else pool.task, tokenizer, generator=generator)
     reward = EngineReward(
         config.grpo.reward, engine, engine_signal=config.grpo.engine_signal, ranks=ranks, reports=reports,
         group_size=args.num_generations,
     )
+    rollout_func: Any = rollout
+    if dynamic.enabled:
+        from rods.integrations.trl.dynamic_sampling import DynamicSampling
+
+        rollout_func = DynamicSampling(
+            rollout, group_size=args.num_generations, reward=config.grpo.reward,
+            max_extra_groups=config.grpo.tasks_per_step if dynamic.max_extra_groups is None
+            else dynamic.max_extra_groups,
+            draw=pool.draw, on_dropped=reward.hold,
+        )
+    peft_config = None
+    if config.model.lora.enabled and not is_peft_model(model):
+        peft_config = lora_config(config.model.lora)
     callbacks: list[Any] = []
     if engine is not None:
         callbacks.append(EngineCallback(engine, on_epoch=on_epoch, wait_for=wait_for, pool=pool))
     if metrics_path is not None:
         callbacks.append(JsonlMetricsCallback(metrics_path))
+    if isinstance(generator, PolicyServer):
+        callbacks.append(PolicySyncCallback(generator))
     callbacks += list(extra_callbacks)
     timer = StepTimer()
     callbacks.append(timer)  # last, so a step's time includes the engine's work
     with quiet_rollout_func_notice():
         trainer = GRPOTrainer(
             model=model,
-            reward_funcs=[reward],
+            reward_funcs=[reward, *extra_rewards],
             args=args,
             train_dataset=live_pool_dataset(pool),
             processing_class=tokenizer,
-            rollout_func=rollout,
+            rollout_func=rollout_func,
             callbacks=callbacks,
+            peft_config=peft_config,
         )
+    if config.model.lora.enabled:
+        name_base(trainer.model, config.model)
+        trained, total = trainable_parameters(trainer.model)
+        log.info("LoRA r=%d: %d of %d parameters train (%.2f%%)", config.model.lora.rank, trained, total,
+                 100 * trained / total)
     trainer.rods_pool = pool
     trainer.rods_rollout = rollout
     trainer.rods_reward = reward
     trainer.rods_timer = timer
+    trainer.rods_generator = generator
+    trainer.rods_dynamic = rollout_func if dynamic.enabled else None
     return trainer

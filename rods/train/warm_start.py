@@ -123,6 +123,8 @@ def _keep(model: Any, tokenizer: Any, report: dict[str, Any], entry: Path) -> No
     tmp.replace(entry / WEIGHTS_FILE)
     float_config(model.config).save_pretrained(entry)
     tokenizer.save_pretrained(entry)
+    if hasattr(model, "peft_config"):  # a LoRA warm start: the adapter too, so the folder loads as one
+        model.save_pretrained(entry)
     (entry / REPORT_FILE).write_text(json.dumps(report, indent=2), encoding="utf-8")
 
 

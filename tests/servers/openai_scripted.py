@@ -20,6 +20,13 @@ A script entry is a dict (or a callable ``f(request_body) -> dict``):
 When the script runs out the server answers with ``default`` (set by
 :meth:`ScriptedOpenAIServer.script`), or HTTP 500 "script exhausted".
 
+:meth:`ScriptedOpenAIServer.on` answers any other POST path (vLLM's
+``/v1/completions``, ``/v1/load_lora_adapter``, ...) with its own entry, every
+time: ``{"status": ..., "body": ...}``, ``{"body": ...}`` (HTTP 200), or
+``{"completion": {"token_ids": [...], "logprobs": [...]}, "model": name}`` (a
+vLLM text completion with ``return_token_ids``); bodies land in ``posts``.
+Paths without an entry answer HTTP 404, as a server without that route does.
+
 :meth:`ScriptedOpenAIServer.route` scripts answers per ``purpose`` instead:
 rods' openai backend sends each call's purpose in the ``X-Rods-Purpose``
 header (recorded in ``purposes``), so a test can answer each synthesis stage
@@ -57,6 +64,9 @@ class ScriptedOpenAIServer:
         self._queue: deque[Entry] = deque()
         self._default: Entry | None = None
         self._routes: dict[str, deque[Entry] | Entry] = {}
+        self._paths: dict[str, Entry] = {}
+        #: (path, body) of every POST answered by an `on` entry, in arrival order.
+        self.posts: list[tuple[str, dict[str, Any]]] = []
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -75,6 +85,12 @@ class ScriptedOpenAIServer:
         with that list's entries in order (then fall through to the script)."""
         with self._lock:
             self._routes = {k: deque(v) if isinstance(v, list) else v for k, v in routes.items()}
+        return self
+
+    def on(self, path: str, entry: Entry) -> ScriptedOpenAIServer:
+        """Answer every POST to `path` (e.g. ``/v1/completions``) with `entry` (a dict or ``f(body) -> dict``)."""
+        with self._lock:
+            self._paths[path] = entry
         return self
 
     @property
@@ -192,6 +208,19 @@ def completion_body(entry: dict[str, Any], model: str) -> dict[str, Any]:
     }
 
 
+def text_completion_body(entry: dict[str, Any], model: str) -> dict[str, Any]:
+    """vLLM's text-completion JSON (token ids and log-probabilities of one choice) for a `completion` entry."""
+    done = entry["completion"]
+    return {
+        "id": "cmpl-scripted", "object": "text_completion", "created": int(time.time()),
+        "model": entry.get("model", model),
+        "choices": [{"index": 0, "text": "", "token_ids": list(done["token_ids"]), "finish_reason": "stop",
+                     "logprobs": {"token_logprobs": list(done["logprobs"]), "tokens": [], "top_logprobs": [],
+                                  "text_offset": []}}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": len(done["token_ids"]), "total_tokens": 1},
+    }
+
+
 def _error(message: str, kind: str = "server_error") -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
 
@@ -223,6 +252,10 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
+            path = self.path.split("?")[0].rstrip("/")
+            if path in server._paths:
+                self._answer_path(path, raw)
+                return
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 self._send(404, json.dumps(_error(f"no route {self.path}", "not_found")).encode())
                 return
@@ -249,5 +282,18 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
             finally:
                 server._leave()
             self._send(status, data)
+
+        def _answer_path(self, path: str, raw: bytes) -> None:
+            body = json.loads(raw or b"{}")
+            with server._lock:
+                server.posts.append((path, body))
+                entry = server._paths[path]
+            entry = entry(body) if callable(entry) else entry
+            if "completion" in entry:
+                payload: Any = text_completion_body(entry, body.get("model", server.model))
+            else:
+                payload = entry.get("body", {})
+            data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+            self._send(int(entry.get("status", 200)), data)
 
     return Handler

@@ -65,6 +65,7 @@ class LivePool:
         self._tasks: dict[str, Task] = {}
         #: Optimizer steps of the epoch being iterated (known once its generator started).
         self.epoch_steps: int | None = None
+        self._draws = 0
 
     def epoch_ids(self, epoch: int, tasks: list[Task]) -> list[str]:
         if not tasks:
@@ -85,6 +86,19 @@ class LivePool:
             return self._tasks[task_id]
         except KeyError:
             raise KeyError(f"task {task_id!r} is not in the pool this epoch") from None
+
+    def draw(self, n: int, exclude: set[str] | frozenset[str] = frozenset()) -> list[str]:
+        """`n` task ids of the epoch being served, seeded, preferring ids not in `exclude` (dynamic sampling).
+
+        Distinct ids while there are enough; with fewer, the draw cycles through them.
+        """
+        if not self._tasks:
+            raise RuntimeError("no epoch is being served: nothing to draw from")
+        others = sorted(set(self._tasks) - set(exclude)) or sorted(self._tasks)
+        rng = random.Random(f"{self.seed}:{self.epochs_started}:draw:{self._draws}")
+        self._draws += 1
+        rng.shuffle(others)
+        return [others[i % len(others)] for i in range(n)]
 
     def __call__(self) -> Iterator[dict[str, Any]]:
         epoch = self.epochs_started

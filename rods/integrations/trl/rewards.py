@@ -2,8 +2,9 @@
 
 The rollout already scored each episode turn by turn (`progress`, `binary`
 columns from `MultiTurnRollout`); this function only picks one of them for the
-policy and, because TRL hands it the G rollouts of a task together, forwards
-each group to `DataEngine.observe`: detection costs no extra inference (docs/design.md
+policy, logs the rollouts' policy lag and dynamic-sampling counts, and, because
+TRL hands it the G rollouts of a task together, forwards each group (and each
+group dynamic sampling dropped, `hold`) to `DataEngine.observe`: detection costs no extra inference (docs/design.md
 §3.2). What the engine sees (`engine_signal`) may differ from what the policy
 trains on: the paper's binary-detection ablation gives the engine the binary
 verdict while GRPO keeps the progress reward.
@@ -74,8 +75,14 @@ class EngineReward:
             raise ValueError("the owner rank of a run with a data engine must hold the engine")
         self.group_size = group_size
         self.observed_groups = 0
+        #: Groups dropped before training (dynamic sampling), observed with the next batch.
+        self._held: list[tuple[str, dict[str, list[float]]]] = []
         self.local_rollouts = 0  # rows this process scored
         self.observe_seconds = 0.0
+
+    def hold(self, task_id: str, rewards: dict[str, list[float]]) -> None:
+        """A group that will not be trained on (dynamic sampling dropped it): the engine observes it all the same."""
+        self._held.append((task_id, rewards))
 
     def __call__(self, prompts: list, completions: list, **columns: Any) -> list[float]:
         rewards = [float(r) for r in columns[self.kind]]
@@ -94,14 +101,26 @@ class EngineReward:
             other = "binary" if self.kind == "progress" else "progress"
             if columns.get(other):
                 log_metric(f"rods/{other}", sum(columns[other]) / len(columns[other]))
+            lags = columns.get("policy_lag") or []
+            if lags:
+                log_metric("rods/policy_lag", sum(lags) / len(lags))
+                log_metric("rods/policy_lag_max", max(lags))
+            for key in ("dynamic_dropped_groups", "dynamic_extra_groups", "dynamic_zero_variance_kept"):
+                if columns.get(key):
+                    log_metric(f"rods/{key}", columns[key][0])
         self.local_rollouts += len(rewards)
         if self.reports:
             start = time.perf_counter()
             seen = rewards if self.engine_signal == self.kind else [float(r) for r in columns[self.engine_signal]]
             rows = self.ranks.gather_rewards(list(zip(task_ids, seen)))
+            if self.engine is not None:
+                for tid, held in self._held:
+                    self.engine.observe(step, tid, held[self.engine_signal])
+                    self.observed_groups += 1
             if rows is not None and self.engine is not None:
                 for tid, values in groups([t for t, _ in rows], [r for _, r in rows], self.group_size):
                     self.engine.observe(step, tid, values)
                     self.observed_groups += 1
             self.observe_seconds += time.perf_counter() - start
+        self._held.clear()
         return rewards

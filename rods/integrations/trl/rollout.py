@@ -10,12 +10,21 @@ TRL's own tool loop cannot add further *user* turns, so GRPO on BFCL tasks uses
   tool results and later user turns, then its next reply, ...;
 * ``env_mask``: 1 on tokens the model generated, 0 on everything the
   environment or the chat template inserted (left out of the loss);
-* ``logprobs``: None with HF generate (TRL recomputes them); with a vLLM
-  server generating (``generator``, `rods.integrations.trl.vllm_server`) the
-  sampler's log-probability of each generated token, 0.0 on masked tokens,
-  for TRL's importance-ratio correction;
-* ``progress`` / ``binary`` / ``num_calls`` / ``parse_errors``: per-rollout
-  extras, which reach the reward functions as columns.
+* ``logprobs``: None with HF generate (TRL recomputes them); with vLLM
+  generating (``generator``: `rods.integrations.trl.policy_server` for a vLLM
+  server, `rods.integrations.trl.trl_vllm` for TRL's own) the sampler's
+  log-probability of each generated token, 0.0 on masked tokens, for TRL's
+  importance-ratio correction;
+* ``task_id`` / ``progress`` / ``binary`` / ``num_calls`` / ``parse_errors`` /
+  ``policy_version`` / ``policy_lag``: per-rollout extras, which reach the reward
+  functions as columns. The policy version is the optimizer step of the weights
+  that sampled the rollout's replies (the oldest, if they differ); its lag is how
+  many steps that trails the trainer's weights at generation.
+
+A generator with a lag bound (`PolicyServer`) is asked to sync before each call;
+groups whose replies still came from weights older than the bound are generated
+again after a forced sync, so a group never trains on a policy older than
+``grpo.max_policy_lag`` steps, unless the server is allowed to be stale.
 
 The model is always fed the exact token ids accumulated so far (never a
 re-tokenization of decoded text), so the loss is computed on what was sampled.
@@ -55,6 +64,10 @@ class TokenEpisode:
     env_mask: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)  # the sampler's, per completion token (vLLM only)
     truncated: bool = False  # stopped by the completion-token budget
+    version: int | None = None  # the oldest policy version among its replies
+
+    def sampled_by(self, version: int) -> None:
+        self.version = version if self.version is None else min(self.version, version)
 
     @property
     def finished(self) -> bool:
@@ -72,9 +85,11 @@ class MultiTurnRollout:
             cap and tool description come from `settings`, and `tools_in_prompt`
             None means: unless the chat template takes tools.
         chat_template_kwargs: extra chat-template variables.
-        generator: a `VLLMServerGenerator` (``grpo.generation: vllm_server``):
-            replies come from that server, with log-probabilities; None: the
-            trainer's model generates (HF ``generate``).
+        generator: replies come from vLLM, with log-probabilities: a `PolicyServer`
+            (``grpo.generation: vllm_server``), a TRL vLLM generator (``trl_vllm``)
+            or a bare `VLLMServerGenerator`; None: the trainer's model generates
+            (HF ``generate``).
+        group_size: K, rollouts per task (groups are regenerated whole).
     """
 
     def __init__(
@@ -86,9 +101,15 @@ class MultiTurnRollout:
         options: EpisodeOptions | None = None,
         chat_template_kwargs: dict[str, Any] | None = None,
         generator: Any = None,
+        group_size: int | None = None,
     ) -> None:
         self.lookup = lookup
         self.generator = generator
+        self.group_size = group_size
+        #: The trainer's optimizer step of the call being played (the policy version HF generate samples with).
+        self.step = 0
+        #: Groups generated again because their weights trailed the trainer by more than the lag bound.
+        self.regenerated_groups = 0
         self.tokenizer = tokenizer
         self.settings = settings or RolloutSettings()
         self.native_tools = "tools" in (getattr(tokenizer, "chat_template", None) or "")
@@ -112,10 +133,18 @@ class MultiTurnRollout:
 
     def __call__(self, prompts: Sequence[Any], trainer: Any) -> dict[str, Any]:
         """`rollout_func(prompts, trainer)`: prompts are task ids, each repeated K times in a row."""
+        task_ids = [self._task_id(p) for p in prompts]
+        self.step = trainer.state.global_step if trainer is not None else 0
+        prepare = getattr(self.generator, "prepare", None)
+        if prepare is not None:
+            prepare(trainer)
+        out = self._play(task_ids, trainer)
+        return self._bound_lag(out, trainer)
+
+    def _play(self, task_ids: list[str], trainer: Any) -> dict[str, Any]:
         from trl.models.utils import unwrap_model_for_generation
 
-        task_ids = [self._task_id(p) for p in prompts]
-        if self.generator is not None:  # the server generates; the trainer's model is not needed
+        if self.generator is not None:  # vLLM generates; the trainer's model is not needed
             return self.rollout(None, [self.lookup(t) for t in task_ids])
         kwargs = {}
         if getattr(trainer.args, "ds3_gather_for_generation", None) is not None:
@@ -128,6 +157,26 @@ class MultiTurnRollout:
             finally:
                 if was_training:
                     model.train()
+
+    def _bound_lag(self, out: dict[str, Any], trainer: Any) -> dict[str, Any]:
+        """Generate again, after a forced sync, the groups sampled by weights older than the generator's bound."""
+        bound = getattr(self.generator, "lag_bound", None)
+        if bound is None or getattr(self.generator, "stale", False):
+            return out
+        old = [rows for rows in group_rows(out["task_id"], self.group_size) if max(out["policy_lag"][i] for i in rows)
+               > bound]
+        if not old:
+            return out
+        log.warning("%d group(s) came from weights more than %d step(s) old; syncing and generating them again",
+                    len(old), bound)
+        self.generator.prepare(trainer, force=True)
+        rows = [i for group in old for i in group]
+        again = self._play([out["task_id"][i] for i in rows], trainer)
+        if max(again["policy_lag"]) > bound:
+            raise RuntimeError(f"the vLLM server still samples with weights {max(again['policy_lag'])} steps old "
+                               f"after a sync (grpo.max_policy_lag {bound})")
+        self.regenerated_groups += len(old)
+        return replace_rows(out, rows, again)
 
     @staticmethod
     def _task_id(prompt: Any) -> str:
@@ -158,15 +207,19 @@ class MultiTurnRollout:
         self.last_trajectories = trajectories
         self.seconds += time.perf_counter() - start
         log.debug("%d episodes in %d rounds, %.1fs", len(streams), rounds, time.perf_counter() - start)
+        versions = [self.step if s.version is None else s.version for s in streams]
         return {
             "prompt_ids": [s.prompt_ids for s in streams],
             "completion_ids": [s.completion_ids for s in streams],
             "env_mask": [s.env_mask for s in streams],
             "logprobs": [s.logprobs for s in streams] if self.generator is not None else None,
+            "task_id": [t.id for t in tasks],
             "progress": [t.progress for t in trajectories],
             "binary": [float(t.binary) for t in trajectories],
             "num_calls": [t.num_calls for t in trajectories],
             "parse_errors": [t.num_parse_errors for t in trajectories],
+            "policy_version": versions,
+            "policy_lag": [self.step - v for v in versions],
         }
 
     def _step(self, model: Any, active: list[TokenEpisode]) -> None:
@@ -183,6 +236,9 @@ class MultiTurnRollout:
                     temperature=self.settings.temperature, top_p=self.settings.top_p,
                     stop_token_ids=sorted(self._eos_ids()))
                 replies, logps = [r.token_ids for r in made], [r.logprobs for r in made]
+                for stream, reply in zip(chunk, made):
+                    if reply.version is not None:
+                        stream.sampled_by(reply.version)
             else:
                 replies, logps = self._generate(model, contexts, max(budgets)), [[] for _ in chunk]
             for stream, reply, logp, budget in zip(chunk, replies, logps, budgets):
@@ -270,6 +326,31 @@ class MultiTurnRollout:
                     break
             replies.append(reply)
         return replies
+
+
+def group_rows(task_ids: Sequence[str], size: int | None = None) -> list[list[int]]:
+    """Row indices of each GRPO group: consecutive rows of one task id, at most `size` rows each."""
+    out: list[list[int]] = []
+    for i, tid in enumerate(task_ids):
+        if out and task_ids[out[-1][-1]] == tid and (size is None or len(out[-1]) < size):
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
+
+
+def replace_rows(out: dict[str, Any], rows: Sequence[int], new: dict[str, Any]) -> dict[str, Any]:
+    """`out` with its `rows` replaced, in order, by the rows of `new` (a rollout dict of len(rows) rows)."""
+    merged: dict[str, Any] = {}
+    for key, values in out.items():
+        if not isinstance(values, list):
+            merged[key] = values
+            continue
+        values = list(values)
+        for row, value in zip(rows, new[key]):
+            values[row] = value
+        merged[key] = values
+    return merged
 
 
 def _as_list(value: Any) -> list[int]:

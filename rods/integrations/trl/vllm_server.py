@@ -9,10 +9,9 @@ trainer). A multi-turn episode re-sends its whole history each round; the server
 prefix cache (``--enable-prefix-caching``) prefills only what the environment and
 the user appended since the last reply.
 
-Not done here: sending the trainer's new weights to the server. TRL's own server
-mode (``trl vllm-serve`` + ``VLLMClient``) syncs weights through an NCCL
-communicator, which needs a CUDA device; on CPU the server keeps the weights it
-was started with (docs/design.md §6.1).
+Which weights the server samples with is `rods.integrations.trl.policy_server`'s
+business (it keeps the server on the trainer's policy); each reply names the
+model that produced it (``model``: the base, or the adapter of one policy version).
 """
 
 from __future__ import annotations
@@ -31,10 +30,16 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Reply:
-    """One generated reply: its token ids and each token's log-probability under the sampler."""
+    """One generated reply: its token ids, each token's log-probability under the sampler, and who sampled it.
+
+    `model` is the served name the server answered with; `version` the policy version
+    (optimizer step) of the weights that sampled it, when the generator knows it.
+    """
 
     token_ids: list[int]
     logprobs: list[float]
+    model: str | None = None
+    version: int | None = None
 
 
 class VLLMServerGenerator:
@@ -52,10 +57,22 @@ class VLLMServerGenerator:
         self.concurrency = max(1, concurrency)
         self.requests = 0
         self.seconds = 0.0
+        #: The name requests use instead of the base (a loaded adapter), set by the weight sync.
+        self.served: str | None = None
+
+    @property
+    def base_url(self) -> str:
+        return str(self.backend.base_url)
+
+    @property
+    def base_model(self) -> str:
+        """The model the server was started with (its first served name, unless given)."""
+        return self.backend.model
 
     @property
     def model(self) -> str:
-        return self.backend.model
+        """The name requests use now: the synced adapter, else the base model."""
+        return self.served or self.backend.model
 
     def generate(self, contexts: list[list[int]], max_new_tokens: int, *, temperature: float, top_p: float,
                  stop_token_ids: list[int]) -> list[Reply]:
@@ -77,7 +94,9 @@ class VLLMServerGenerator:
             )
         except Exception as exc:  # noqa: BLE001 - one clear error naming the server, whatever the client raised
             raise RuntimeError(f"vLLM generation at {self.backend.base_url} failed: {exc}") from exc
-        return to_reply(response.choices[0].model_dump(), self.backend.base_url)
+        reply = to_reply(response.choices[0].model_dump(), self.backend.base_url)
+        reply.model = getattr(response, "model", None)
+        return reply
 
     def close(self) -> None:
         self.backend.close()
@@ -98,3 +117,36 @@ def to_reply(choice: dict[str, Any], where: str | None = None) -> Reply:
         raise ValueError(f"{where}: {len(ids)} token ids but log-probabilities for "
                          f"{'none' if logprobs is None else len(logprobs)}")
     return Reply(list(ids), [float(x) for x in logprobs])
+
+
+def prompt_logprobs(base_url: str, model: str, ids: list[int], start: int, *, timeout_s: float = 300.0) -> list[float]:
+    """The log-probability a vLLM server's `model` gives each of ``ids[start:]`` after the ids before it.
+
+    One ``/v1/completions`` request with ``prompt_logprobs``: how a test or a check reads which
+    weights a server holds (compare with `policy_logprobs` of the trainer's model).
+    """
+    import json
+    import urllib.request
+
+    body = {"model": model, "prompt": list(ids), "max_tokens": 1, "prompt_logprobs": 0, "temperature": 1.0}
+    request = urllib.request.Request(f"{base_url.rstrip('/')}/completions", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout_s) as reply:
+        rows = json.load(reply)["choices"][0]["prompt_logprobs"]
+    return [float(rows[i][str(ids[i])]["logprob"]) for i in range(start, len(ids))]
+
+
+def policy_logprobs(model: Any, ids: list[int], start: int) -> list[float]:
+    """The same log-probabilities under a local (trainer's) model, in float32, without gradients."""
+    import torch
+
+    was_training = model.training
+    model.eval()
+    try:
+        device = next(model.parameters()).device
+        with torch.no_grad():
+            logits = model(torch.tensor([ids], device=device)).logits[0, start - 1:-1].float()
+        picked = torch.log_softmax(logits, -1).gather(1, torch.tensor(ids[start:], device=device)[:, None])
+        return [float(x) for x in picked[:, 0].cpu()]
+    finally:
+        model.train(was_training)

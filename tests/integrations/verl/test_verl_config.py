@@ -144,6 +144,29 @@ def test_mismatched_settings_are_named():
         RodsVerlSettings.from_trainer_config(cfg)
 
 
+def test_the_lora_experiment_sets_verls_lora_fields():
+    """configs/verl/lora_qwen3_4b.yaml: the paper plus verl's LoRA fields.
+
+    Not through verl's validate_config: for a LoRA rank it imports verl's vLLM rollout, which needs vLLM
+    (GPU machines); verl's model dataclass fetches the model's config from the hub.
+    """
+    from verl.utils.config import omega_conf_to_dataclass
+    from verl.workers.config import RolloutConfig
+
+    from rods.train.load import load_config
+
+    cfg = load("lora_qwen3_4b")
+    OmegaConf.resolve(cfg)
+    fields = cfg.actor_rollout_ref.model
+    assert (fields.lora_rank, fields.lora_alpha, fields.target_modules) == (64, 128, "all-linear")
+    rollout = omega_conf_to_dataclass(cfg.actor_rollout_ref.rollout)
+    assert isinstance(rollout, RolloutConfig) and rollout.load_format == "safetensors" and rollout.layered_summon
+    settings = RodsVerlSettings.from_trainer_config(cfg)
+    check_against_verl(settings, cfg)
+    trl = load_config(CONFIG_DIR.parent / "lora_qwen3_4b.yaml").model.lora  # the TRL twin: the same adapter
+    assert (trl.enabled, trl.rank, trl.alpha, trl.target_modules) == (True, 64, 128.0, "all-linear")
+
+
 @pytest.mark.slow
 def test_launcher_composes_through_verls_entry_point(tmp_path):
     """scripts/launch_verl.sh up to verl's hydra main (`--cfg job` prints the config instead of training)."""
