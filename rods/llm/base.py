@@ -259,6 +259,7 @@ class LLMBackend(ABC):
                     raise JSONReplyError(f"$: expected a JSON object, got {type(value).__name__}")
             except JSONReplyError as exc:
                 delta.invalid_json += 1
+                delta.truncated += done.finish_reason == "length"
                 logger.debug("invalid JSON for %r (round %d): %s", request.purpose, round_, exc)
                 if round_ == self.config.json_repairs:
                     raise LLMError(f"no valid JSON after {round_ + 1} replies: {exc}", kind="invalid_json",

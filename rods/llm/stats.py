@@ -20,6 +20,7 @@ class CallStats:
     retries: int = 0  # requests repeated after a transient failure
     repairs: int = 0  # JSON repair rounds
     invalid_json: int = 0  # replies that failed JSON extraction or validation
+    truncated: int = 0  # of those, replies cut off at max_tokens (no grammar prevents that)
     failures: int = 0  # chat() calls that raised LLMError
     prompt_tokens: int = 0
     completion_tokens: int = 0

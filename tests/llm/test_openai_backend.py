@@ -73,6 +73,18 @@ def test_malformed_json_is_sent_back_for_repair(scripted_openai_server):
     assert (stats.requests, stats.repairs, stats.invalid_json, stats.failures) == (3, 2, 2, 0)
 
 
+def test_a_reply_cut_off_at_max_tokens_is_counted_as_truncated(scripted_openai_server):
+    server = scripted_openai_server.script([
+        {"content": '{"calls": ["cd", "cd", "cd', "finish_reason": "length"},
+        {"content": "{calls: }"},
+        {"json": {"calls": []}},
+    ])
+    llm = backend(server)
+    assert llm.chat(USER, json_schema=PLAN, purpose="plan").data == {"calls": []}
+    stats = llm.stats.purpose("plan")
+    assert (stats.invalid_json, stats.truncated) == (2, 1)  # only the first was cut off by the length limit
+
+
 def test_json_that_never_validates_raises_and_counts(scripted_openai_server):
     server = scripted_openai_server.script([], default={"content": "I cannot do that."})
     llm = backend(server, json_repairs=1)

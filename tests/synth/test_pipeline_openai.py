@@ -172,6 +172,8 @@ def test_rods_synth_against_vllm_counts_every_model_fault(vllm_server, seeds_by_
     assert report["variants"] == 2 and report["accepted"] + sum(rejections.values()) == 2
     assert not [r for r in rejections if r.startswith("internal_error")], rejections
     assert not [r for r in rejections if r.endswith(":invalid_json")], rejections  # constrained: always valid JSON
-    assert report["llm"]["total"]["invalid_json"] == 0 and report["llm"]["total"]["chats"] >= 2
+    total = report["llm"]["total"]
+    # The grammar keeps every reply valid JSON unless it is cut off at max_tokens (a model that loops).
+    assert total["invalid_json"] == total["truncated"] and total["chats"] >= 2, total
     for task in read_tasks(out):
         assert not trace_task(task).errors and task.provenance.backend == f"openai:{VLLM_MODEL_NAME}"
