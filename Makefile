@@ -60,11 +60,13 @@ lint: venv
 	$(BIN)/mypy
 
 # RODS_REQUIRE_SERVERS=1: a test skipped because llama.cpp, vLLM or verl is missing fails (tests/conftest.py).
+# Two workers (pytest-xdist); the tests of one server run on one worker, so each server starts once.
+WORKERS ?= 2
 test: venv llama verl vllm lint
-	RODS_REQUIRE_SERVERS=1 $(BIN)/python -m pytest -q --durations=15
+	RODS_REQUIRE_SERVERS=1 $(BIN)/python -m pytest -q --durations=15 -n $(WORKERS) --dist loadgroup
 
 test-fast: venv
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow" -n $(WORKERS) --dist loadgroup
 
 # Every script under bench/ with its defaults, each to its last line (one JSON object); a failing
 # script does not stop the others, and the target fails naming it. rollout_speed.py needs `make vllm`.

@@ -73,3 +73,32 @@ def pytest_runtest_makereport(item, call):
 def pytest_make_collect_report(collector):
     outcome = yield
     _fail_server_skip(outcome.get_result())  # module-level importorskip("verl") skips at collection
+
+
+# -- two workers (pytest-xdist, `make test`): each server starts once --------------------------------
+
+#: Session fixtures that start a server: the tests using one run on one worker (`--dist loadgroup`), so it
+#: starts once per run, not once per worker.
+SERVER_FIXTURES = {"vllm_server": "vllm", "llama_server": "llama"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the node ids
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for fixture, group in SERVER_FIXTURES.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.xdist_group(name=group))
+                break
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    """Refuse to run when xdist could not group: every worker would start its own vLLM server."""
+    if not getattr(session.config.option, "loadgroup", False):  # set on xdist workers only
+        return
+    ungrouped = [item.nodeid for item in session.items
+                 if any(item.iter_markers("xdist_group")) and "@" not in item.nodeid]
+    if ungrouped:
+        raise pytest.UsageError(f"--dist loadgroup did not group {ungrouped[0]} (and {len(ungrouped) - 1} more): "
+                                "this pytest and pytest-xdist do not work together (see the dev extra's pins)")
+
