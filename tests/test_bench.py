@@ -56,8 +56,8 @@ SMOKE: dict[str, tuple[list[str], dict[str, list[str] | None]]] = {
 #: Smoke runs that start MCP servers as processes or train a model (as the suite's own tests of those are):
 #: `make test` runs them, `make test-fast` leaves them out. A name ending in _mcp is its script's MCP part.
 SLOW_SMOKE: dict[str, tuple[list[str], dict[str, list[str] | None]]] = {
-    "envs_mcp": (["--smoke", "--envs", "mcp_git", "mcp_sqlite"],
-                 dict.fromkeys(["mcp_git", "mcp_sqlite"], [*ENV_KEYS, "server_start_ms", "call_ms"])),
+    # one MCP server takes the MCP path (mcp_env's smoke run starts both)
+    "envs_mcp": (["--smoke", "--envs", "mcp_sqlite"], {"mcp_sqlite": [*ENV_KEYS, "server_start_ms", "call_ms"]}),
     "mcp_env": (["--smoke"], dict.fromkeys(["git", "sqlite", "sqlite_in_memory"], MCP_KEYS)),
     "train_overhead": (["--smoke"], dict.fromkeys([
         "overhead_ratio", "plain_step_s", "rods_step_s", "steps_per_arm", "engine_ms_per_step", "model",

@@ -49,7 +49,7 @@ def test_gpu_checks_of_vllm_on_cpu(tmp_path, vllm_server):
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHON=sys.executable, GPU_CHECK_TIMEOUT="900")
     cmd = ["bash", str(ROOT / "scripts" / "gpu_check.sh"), "--device", "cpu", "--check", "lora_vllm_sync",
            "--check", "trl_vllm_colocate", "--model", str(vllm_model_dir()), "--vllm-base-url", vllm_server,
-           "--vllm-model", VLLM_MODEL_NAME, "--k", "4", "--tasks-per-step", "1", "--steps", "2",
+           "--vllm-model", VLLM_MODEL_NAME, "--k", "2", "--tasks-per-step", "1", "--steps", "2",
            "--reply-tokens", "4", "--out", str(tmp_path)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-4000:]
