@@ -25,6 +25,7 @@ def conversion(request):
     return convert(request.param, "all")
 
 
+@pytest.mark.slow  # converts and replays every tau2 task: `make test` runs it
 def test_every_task_is_a_seed_or_left_out_with_a_reason(conversion):
     total, without_actions = COUNTS[conversion.domain]
     assert len(conversion.tasks) + len(conversion.skipped) == total
@@ -32,6 +33,7 @@ def test_every_task_is_a_seed_or_left_out_with_a_reason(conversion):
     assert all("no gold action" in reason for reason in conversion.skipped.values())
 
 
+@pytest.mark.slow  # converts and replays every tau2 task: `make test` runs it
 def test_ground_truth_is_the_assistants_gold_actions_in_order(conversion):
     originals = {f"tau2_{conversion.domain}_{t.id}": t for t in tau2_tasks(conversion.domain)}
     for task in conversion.tasks:
@@ -44,12 +46,14 @@ def test_ground_truth_is_the_assistants_gold_actions_in_order(conversion):
         assert task.provenance.origin == "seed"
 
 
+@pytest.mark.slow  # converts and replays every tau2 task: `make test` runs it
 def test_seeds_round_trip_through_a_task_file(conversion, tmp_path):
     path = tmp_path / "seeds.jsonl"
     write_tasks(path, conversion.tasks)
     assert read_tasks(path) == conversion.tasks
 
 
+@pytest.mark.slow  # exports a whole tau2 split: `make test` runs it
 @pytest.mark.parametrize("domain", ["airline", "retail"])
 def test_committed_seed_files_are_a_fresh_export_of_tau2s_splits(domain):
     for split in ("train", "test"):
@@ -57,6 +61,7 @@ def test_committed_seed_files_are_a_fresh_export_of_tau2s_splits(domain):
         assert committed == convert(domain, split).tasks, f"re-export examples/tau2_{domain}/{split}.jsonl"
 
 
+@pytest.mark.slow  # converts and replays every tau2 task: `make test` runs it
 def test_every_seed_replays_with_rp_1(conversion):
     failed = []
     for task in conversion.tasks:
@@ -66,6 +71,7 @@ def test_every_seed_replays_with_rp_1(conversion):
     assert failed == []
 
 
+@pytest.mark.slow  # converts and replays every tau2 task: `make test` runs it
 def test_every_seed_passes_validation_with_tau2s_own_failing_actions_marked(conversion):
     """A gold action that fails in tau2's own environment is marked expected to fail; ours must fail there too,
     and nowhere else."""
@@ -81,6 +87,7 @@ def test_every_seed_passes_validation_with_tau2s_own_failing_actions_marked(conv
     else:
         assert marked == {}
 
+@pytest.mark.slow  # exports a whole tau2 split: `make test` runs it
 
 def test_export_command_writes_the_split_and_names_what_it_left_out(tmp_path, capsys):
     out = tmp_path / "retail_test.jsonl"
@@ -107,6 +114,7 @@ def test_the_brief_is_put_in_the_customers_voice(brief, voice):
     assert first_person(brief) == voice
 
 
+@pytest.mark.slow  # converts and replays every tau2 task: `make test` runs it
 def test_no_second_person_is_left_in_any_seed(conversion):
     for task in conversion.tasks:
         text = task.question[0][0].content

@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from synth.conftest import stratified
 
 from rods.cli import main
@@ -48,6 +49,7 @@ def test_round_robin_spreads_variants_and_reports_each_backbone(seeds_by_categor
     assert len({t.id for t in accepted}) == len(accepted)  # the duplicate check spans the backbones
 
 
+@pytest.mark.slow  # synthesis over many seeds: `make test` runs it
 def test_acceptance_routing_favours_the_backbone_whose_variants_pass(seeds_by_category, api_graph):
     good, weak = make_backend("template"), VagueTemplate()
     seeds = stratified(seeds_by_category, 5)
@@ -75,6 +77,7 @@ def test_router_weights_and_names():
     assert [rr.pick() for _ in range(6)] == [0, 1, 2, 0, 1, 2]
     assert backbone_names(["openai:a", "openai:a", "template"]) == ["openai:a", "openai:a#2", "template"]
 
+@pytest.mark.slow  # synthesis over many seeds: `make test` runs it
 
 def test_cli_synth_with_two_backbones(tmp_path, seeds_by_category, capsys):
     seeds = tmp_path / "seeds.jsonl"
@@ -89,6 +92,7 @@ def test_cli_synth_with_two_backbones(tmp_path, seeds_by_category, capsys):
     assert main(["synth", "--seeds", str(seeds), "--out", str(out)]) == 1  # no --llm: never a silent template
 
 
+@pytest.mark.slow  # synthesis over many seeds: `make test` runs it
 def test_training_config_builds_the_ensemble_and_the_engine_records_each_backbone(seeds_by_category):
     from rods.engine import DataEngine, EngineConfig
     from rods.train import config_from_dict

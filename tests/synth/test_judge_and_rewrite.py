@@ -250,6 +250,7 @@ def test_a_miscounted_rewrite_is_a_counted_rejection_never_an_internal_error(see
         assert queries["minItems"] == queries["maxItems"] == n and queries["items"]["maxLength"] > 0
 
 
+@pytest.mark.slow  # synthesis over 40 seeds: `make test` runs it
 def test_template_variants_leak_no_docs_over_40_stratified_seeds(seeds_by_category, api_graph):
     """The issue's bar: 40 stratified train seeds x 3 variants, query_leak <= 0.1, acceptance >= 0.5."""
     pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=3, workers=2), graph=api_graph)

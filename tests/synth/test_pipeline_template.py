@@ -25,6 +25,8 @@ from rods.synth.settings import SynthConfig
 from rods.synth.values import config_values, is_distinctive, vocabulary_of
 from rods.tasks import content_hash
 
+pytestmark = pytest.mark.slow  # synthesis over every category's seeds: `make test` runs it
+
 CRITERIA = {"intent", "values", "progress", "natural", "structure", "coherence"}
 
 

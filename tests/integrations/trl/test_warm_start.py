@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from rods.envs.slices import turn_slices
 from rods.integrations.trl.rollout import MultiTurnRollout
 from rods.integrations.trl.warm_start import hermes_calls, sft_examples
@@ -35,6 +37,7 @@ def _weights(model):
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
+@pytest.mark.slow  # trains twice: `make test` runs it
 def test_cached_warm_start_is_the_policy_the_run_would_train(tiny_model_dir, tiny_model, tmp_path):
     """A second run with the same key loads the first's warm-started weights; another seed trains its own."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
