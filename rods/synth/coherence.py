@@ -38,6 +38,7 @@ paths), the domain's nouns (`Domain.nouns`) and the flows seen in human seeds.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -84,13 +85,15 @@ class Violation:
         return f"{self.kind}: {where}{self.detail}"
 
 
-def pieces(name: str) -> set[str]:
-    """The lower-case words of a name (`fuelLevel`, `user_first_name`, `orders/o1#key`), plurals made singular."""
+@functools.lru_cache(maxsize=8192)
+def pieces(name: str) -> frozenset[str]:
+    """The lower-case words of a name (`fuelLevel`, `user_first_name`, `orders/o1#key`), plurals made singular
+    (cached: the resolver asks for the same few hundred names' roles at every trial)."""
     words = re.findall(r"[a-z]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).lower())
-    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words}
+    return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words)
 
 
-def role(name: str, nouns: dict[str, str]) -> set[str]:
+def role(name: str, nouns: dict[str, str]) -> frozenset[str]:
     """What a parameter (or field) is about: its name's words but generic ones, and the domain's noun for it."""
     out = pieces(name) - GENERIC
     if name in nouns:
