@@ -238,6 +238,7 @@ class _Search:
                     judged[key] = self.rules.flow_fits(step.call, step.result, step.created_at, name, param, value)
                 return judged[key]
 
+            self.proposer.remember(s.call for s in steps)
             proposals = self.proposer.propose(name, env, feeds, limit=TRIALS_PER_FUNCTION,
                                               reading=planned.changed is False, fits=fits)
             if name == names[j] and planned.suggested:
