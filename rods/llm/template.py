@@ -127,16 +127,19 @@ def _each(step: str) -> str:
     return re.sub(r"\bthat (\w+)", r"each of those \1s", step, count=1)
 
 
-def _gist(call: dict[str, Any]) -> str:
-    """A call's outcome as part of a goal: values the user gives kept, values taken from results as "a ..."."""
+def _gist(call: dict[str, Any], missing: str | None = None) -> str:
+    """A call's outcome as part of a goal: values the user gives kept, values taken from results as "a ...", the
+    value a miss_param turn leaves out as "some ..." (the goal must not give it away)."""
     params = list(call.get("params", {}))
     arguments, rename = named_arguments(call.get("arguments", {}), call.get("args", []), params)
     bound = {rename.get(b, b) for b in call.get("bound", [])}
-    text = outcome(call["function"], arguments, params=params, bound=bound, said=set(),
+    text = outcome(call["function"], arguments, params=params, bound=bound, missing=missing, said=set(),
                    description=call.get("description", ""), phrase=call.get("phrase"), nouns=call.get("nouns"),
                    forms=call.get("forms"), effect=_effect(call))
-    text = re.sub(r"\bthat (text|message|note|content|comment|post)s?\b", "what we find", text)  # a retelling
-    text = re.sub(r"\bthat (\w)", lambda m: ("an " if m.group(1) in "aeio" else "a ") + m.group(1), text)
+    for param in sorted(bound):
+        what = noun(param.split("[")[0], call.get("nouns"))
+        told = what in ("text", "message", "note", "content", "comment", "post")
+        text = text.replace(f"that {what}", "what we find" if told else ("an " if what[:1] in "aeio" else "a ") + what)
     for spoken, meant in (("show me", "see"), ("tell me", "find out"), ("give me", "get"), ("let me know", "find out")):
         if text.startswith(spoken):
             return meant + text[len(spoken):]
@@ -146,13 +149,18 @@ def _gist(call: dict[str, Any]) -> str:
 def goal(turns: list[dict[str, Any]]) -> str:
     """One sentence of what the person wants at the end, from the calls' effects: the last writes as what they
     want done, the last read (when the task ends on one) as what they want to know; "" for a task without calls."""
-    calls = [c for t in turns if t.get("kind") in ("calls", "ask_missing") for c in t.get("calls", [])]
-    if not calls:
-        return ""
+    calls, left_out = [], {}
+    for turn in turns:
+        if turn.get("kind") in ("calls", "ask_missing"):
+            calls += turn.get("calls", [])
+        if turn.get("kind") == "ask_missing":
+            left_out[turn["missing"].get("index")] = turn["missing"].get("param")
+    if len({c.get("index") for c in calls}) < 2:
+        return ""  # one call: its request is the goal
     writes = [c for c in calls if _writes(c)]
-    wanted = [_gist(c) for c in writes[-2:]]
+    wanted = [_gist(c, left_out.get(c.get("index"))) for c in writes[-2:]]
     if not _writes(calls[-1]) or not writes:
-        wanted.append(_gist(calls[-1]))
+        wanted.append(_gist(calls[-1], left_out.get(calls[-1].get("index"))))
     wanted = list(dict.fromkeys(wanted))
     what = wanted[0] if len(wanted) == 1 else ", ".join(wanted[:-1]) + " and " + wanted[-1]
     frame = GOALS[sum(map(ord, "".join(c["function"] for c in calls))) % len(GOALS)]

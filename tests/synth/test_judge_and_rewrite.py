@@ -59,18 +59,22 @@ def test_rewrite_writes_every_turn_at_once_opening_with_the_goal(seeds_by_catego
 
 
 def test_the_goal_says_the_writes_as_actions_and_a_closing_read_as_what_to_find_out():
-    def call(function, changed, arguments, bound=()):
-        return {"function": function, "changed": changed, "arguments": arguments, "bound": list(bound),
-                "params": dict.fromkeys(arguments), "description": ""}
+    def call(index, function, changed, arguments, bound=()):
+        return {"index": index, "function": function, "changed": changed, "arguments": arguments,
+                "bound": list(bound), "params": dict.fromkeys(arguments), "description": ""}
 
-    turns = [{"kind": "calls", "calls": [call("search_books", False, {"author": "Ines Moreau"})]},
-             {"kind": "calls", "calls": [call("lend_book", True, {"book_id": "bk-2", "member": "Hana Sato"},
+    turns = [{"kind": "calls", "calls": [call(0, "search_books", False, {"author": "Ines Moreau"})]},
+             {"kind": "calls", "calls": [call(1, "lend_book", True, {"book_id": "bk-2", "member": "Hana Sato"},
                                               bound=["book_id"])]},
-             {"kind": "calls", "calls": [call("book_details", False, {"book_id": "bk-2"}, bound=["book_id"])]}]
+             {"kind": "calls", "calls": [call(2, "book_details", False, {"book_id": "bk-2"}, bound=["book_id"])]}]
     text = goal(turns)
     assert "lend a book" in text and "book details" in text and "search" not in text
     assert "'bk-2'" not in text  # a value the assistant must find is not given away in the goal
     assert request(turns[0], set()).startswith("Can you") and request(turns[1], set()).startswith("Please")
+    # miss_param: the goal does not say the value the under-specified turn leaves out; one call needs no goal
+    asked = {**turns[1], "kind": "ask_missing", "missing": {"index": 1, "param": "member", "value": "Hana Sato"}}
+    assert "Hana Sato" in goal(turns) and "Hana Sato" not in goal([turns[0], asked])
+    assert goal(turns[:1]) == ""
 
 
 def test_the_opening_keeps_only_narrative_sentences_that_recite_no_function():
