@@ -4,20 +4,23 @@
 a large language model (Qwen3-32B). This backend answers the same requests
 without any model, from the structured ``context`` each stage sends with its
 ``purpose``, so that synthesis runs offline, in CI and inside a training loop
-with no inference server. Its language is plain and repetitive: queries ask
-for each call's outcome in a person's words (the phrase table of
-`rods.llm.outcomes`), never reciting a docstring or a parameter name, and
-refer back to values said in earlier turns; narratives come from the API
-classes involved; judge verdicts from simple heuristics; config patches are
-left to the executor's deterministic rules.
+with no inference server. Its language is plain: the first query states one
+goal derived from the calls' effects (`goal`: what the person wants done, and
+what they want to know when the task ends on a read); each turn asks for its
+outcome in a person's words (the phrase table of `rods.llm.outcomes`), as a
+question when it only reads and an instruction when it changes something,
+never reciting a docstring or a parameter name, and refers back to earlier
+results and values ("that file", "the same 'x'") with no filler between turns;
+narratives come from the API classes involved; judge verdicts from simple
+heuristics; config patches are left to the executor's deterministic rules.
 
 Purposes answered (anything else is an error):
 
 * ``plan.narrative``: one narrative for the whole task, written before the calls are fixed: what it is
   about, without the filler sentences a template would repeat in every task;
 * ``plan.sequence``: pick one of the planner's candidate call sequences (a seeded draw);
-* ``rewrite``: one user query per turn, all turns at once (the first opens with the context's
-  ``opening``: the narrative's sentences that recite no function, which the rewriter picks);
+* ``rewrite``: one user query per turn, all turns at once (the first opens with the goal; the narrative,
+  written before the calls were known, is not recited);
 * ``rewrite.turn``: one turn's query on its own (the no-rewrite ablation);
 * ``judge``: verdicts for the criteria that need judgement (``natural``, ``intent``);
 * ``config_patch``: an empty patch (no knowledge beyond the deterministic rules).
@@ -42,9 +45,6 @@ def subject(cls: str) -> str:
              if w not in ("env", "environment", "api", "tools")]
     words = [w for w in words if not any(ch.isdigit() for ch in w)] or words  # "tau2 airline" -> "airline"
     return "my " + (" ".join(words) or "tools")
-
-
-OPENERS = ["First,", "Next,", "After that,", "Then,", "Now,", "Building on that,", "Also,"]
 
 
 def imperative(verb: str) -> str:
@@ -75,22 +75,101 @@ def call_outcome(call: dict[str, Any], missing: str | None, said: set[str]) -> s
     bound = {rename.get(b, b) for b in call.get("bound", [])}
     return outcome(call["function"], arguments, params=params, bound=bound, missing=missing, said=said,
                    description=call.get("description", ""), phrase=call.get("phrase"), nouns=call.get("nouns"),
-                   forms=call.get("forms"), effect=call.get("effect", "unknown"))
+                   forms=call.get("forms"), effect=_effect(call))
 
 
 def request(turn: dict[str, Any], said: set[str]) -> str:
-    """One turn's request: its calls' outcomes, or the value a miss_param turn left out."""
+    """One turn's request: its calls' outcomes (a question when the turn only reads, an instruction when it
+    changes something), or the value a miss_param turn left out."""
     if turn.get("kind") == "supply_missing":
         miss = turn["missing"]
         what = noun(miss["param"], turn.get("nouns"))
         return f"Sorry, I forgot to say: I meant {say(miss['value'])} for the {what}."
     missing = turn.get("missing", {}) if turn.get("kind") == "ask_missing" else {}
+    calls = grouped(turn.get("calls", []), missing.get("index"))
     steps = [call_outcome(c, missing.get("param") if c.get("index") == missing.get("index") else None, said)
-             for c in grouped(turn.get("calls", []), missing.get("index"))]
+             for c in calls]
     if not steps:
-        return "Could you check where things stand?"
-    body = steps[0] if len(steps) == 1 else ", then ".join(steps[:-1]) + ", and after that " + steps[-1]
-    return f"Could you {body}?"
+        return "Where do things stand now?"
+    steps = _collapsed(steps)
+    body = steps[0] if len(steps) == 1 else ", then ".join(steps[:-1]) + " and finally " + steps[-1]
+    if not any(_writes(c) for c in calls):
+        return f"Can you {body}?"
+    return f"Please {body}."
+
+
+def _effect(call: dict[str, Any]) -> str:
+    """A tool's declared effect, else what it did when it ran ("read", "write" or "unknown")."""
+    declared = call.get("effect", "unknown")
+    if declared != "unknown" or call.get("changed") is None:
+        return declared
+    return "write" if call["changed"] else "read"
+
+
+def _writes(call: dict[str, Any]) -> bool:
+    """Whether a call changes something: as it ran (`changed`), else as its tool is declared."""
+    changed = call.get("changed")
+    return call.get("effect") != "read" if changed is None else bool(changed)
+
+
+def _collapsed(steps: list[str]) -> list[str]:
+    """The same request for several earlier results in a row said once: "... for each of those reservations"."""
+    out: list[str] = []
+    for step in steps:
+        if out and (out[-1] == step or out[-1] == _each(step)) and re.search(r"\bthat \w", step):
+            out[-1] = _each(step)
+        else:
+            out.append(step)
+    return out
+
+
+def _each(step: str) -> str:
+    return re.sub(r"\bthat (\w+)", r"each of those \1s", step, count=1)
+
+
+def _gist(call: dict[str, Any], missing: str | None = None) -> str:
+    """A call's outcome as part of a goal: values the user gives kept, values taken from results as "a ...", the
+    value a miss_param turn leaves out as "some ..." (the goal must not give it away)."""
+    params = list(call.get("params", {}))
+    arguments, rename = named_arguments(call.get("arguments", {}), call.get("args", []), params)
+    bound = {rename.get(b, b) for b in call.get("bound", [])}
+    text = outcome(call["function"], arguments, params=params, bound=bound, missing=missing, said=set(),
+                   description=call.get("description", ""), phrase=call.get("phrase"), nouns=call.get("nouns"),
+                   forms=call.get("forms"), effect=_effect(call))
+    for param in sorted(bound):
+        what = noun(param.split("[")[0], call.get("nouns"))
+        told = what in ("text", "message", "note", "content", "comment", "post")
+        text = text.replace(f"that {what}", "what we find" if told else ("an " if what[:1] in "aeio" else "a ") + what)
+    for spoken, meant in (("show me", "see"), ("tell me", "find out"), ("give me", "get"), ("let me know", "find out")):
+        if text.startswith(spoken):
+            return meant + text[len(spoken):]
+    return text
+
+
+def goal(turns: list[dict[str, Any]]) -> str:
+    """One sentence of what the person wants at the end, from the calls' effects: the last writes as what they
+    want done, the last read (when the task ends on one) as what they want to know; "" for a task without calls."""
+    calls, left_out = [], {}
+    for turn in turns:
+        if turn.get("kind") in ("calls", "ask_missing"):
+            calls += turn.get("calls", [])
+        if turn.get("kind") == "ask_missing":
+            left_out[turn["missing"].get("index")] = turn["missing"].get("param")
+    if len({c.get("index") for c in calls}) < 2:
+        return ""  # one call: its request is the goal
+    writes = [c for c in calls if _writes(c)]
+    wanted = [_gist(c, left_out.get(c.get("index"))) for c in writes[-2:]]
+    if not _writes(calls[-1]) or not writes:
+        wanted.append(_gist(calls[-1], left_out.get(calls[-1].get("index"))))
+    wanted = list(dict.fromkeys(wanted))
+    what = wanted[0] if len(wanted) == 1 else ", ".join(wanted[:-1]) + " and " + wanted[-1]
+    frame = GOALS[sum(map(ord, "".join(c["function"] for c in calls))) % len(GOALS)]
+    return frame.format(what=what)
+
+
+#: Ways a person states what they are after (one per task, picked by its calls, so tasks do not all open alike).
+GOALS = ("By the end I want to {what}.", "What I'm after: I need to {what}.", "I'm trying to {what}.",
+         "Today I have to {what}.", "Here's my goal: {what}.")
 
 
 def grouped(calls: list[dict[str, Any]], keep: int | None = None, least: int = 3) -> list[dict[str, Any]]:
@@ -171,27 +250,18 @@ class TemplateBackend(LLMBackend):
 
     @staticmethod
     def _rewrite(ctx: dict) -> dict:
-        """All turns at once: outcomes in a person's words, anchored to the narrative, referring back."""
+        """All turns at once: the goal first (`goal`), then each turn's outcome in a person's words, referring
+        back to earlier results ("that file", "the same 'x'"), with no filler between turns."""
         turns = ctx.get("turns", [])
         said: set[str] = set()
         queries = []
         spoken = 0
-        last = max((i for i, t in enumerate(turns) if t.get("kind") != "reveal"), default=-1)
-        for i, turn in enumerate(turns):
+        for turn in turns:
             if turn.get("kind") == "reveal":
                 queries.append("")
                 continue
             body = request(turn, said)
-            if spoken == 0:
-                intro = ctx.get("opening") or ""  # the narrative's sentences that recite no function
-                text = f"{intro} {body}".strip()
-            elif turn.get("kind") == "supply_missing":
-                text = body
-            elif i == last and spoken > 1:
-                text = f"To wrap up, {body[0].lower()}{body[1:]}"
-            else:
-                text = f"{OPENERS[min(spoken, len(OPENERS) - 1)]} {body[0].lower()}{body[1:]}"
-            queries.append(text)
+            queries.append(f"{goal(turns)} {body}".strip() if spoken == 0 else body)
             said |= spoken_values(turn)
             spoken += 1
         return {"queries": queries}

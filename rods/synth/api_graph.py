@@ -226,23 +226,24 @@ class APIGraph:
         plt.close(fig)
 
 
-_REFERENCE: dict[str, APIGraph] = {}
+#: domain name -> its reference graph, or None for a domain without reference tasks.
+_REFERENCE: dict[str, APIGraph | None] = {}
 
 
 def reference_graph(environment: str) -> APIGraph | None:
-    """The graph learned from the reference tasks of an environment's domain (cached per process), or None."""
+    """The graph learned from the reference tasks of an environment's domain (cached per process), or None.
+
+    The cache is looked at before the reference tasks are asked for: loading them (BFCL's train split,
+    deep-copied) costs a third of a second, and the pipeline asks for an environment's graph at every stage.
+    """
     domain = domain_of(environment)
-    reference = domain.reference_tasks()
-    if reference is None:
-        return None
     with _GRAPHS_LOCK:
-        graph = _REFERENCE.get(domain.name)
-    if graph is None:
-        classes, tasks = reference
-        graph = APIGraph.learn(list(tasks), classes)
-        with _GRAPHS_LOCK:
-            graph = _REFERENCE.setdefault(domain.name, graph)
-    return graph
+        if domain.name in _REFERENCE:
+            return _REFERENCE[domain.name]
+    reference = domain.reference_tasks()
+    graph = None if reference is None else APIGraph.learn(list(reference[1]), reference[0])
+    with _GRAPHS_LOCK:
+        return _REFERENCE.setdefault(domain.name, graph)
 
 
 #: environment -> (ids of the seeds its graph was learned from, the graph); environment -> those seeds.

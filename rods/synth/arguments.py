@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from typing import Any
 
+from rods.envs.calls import ToolCall
 from rods.envs.contract import RolloutEnvironment, environment_from
 from rods.envs.domain import domain_of
 from rods.envs.environment import public_state
@@ -57,6 +58,8 @@ EXTENSIONS = ("txt", "md", "csv", "log", "json")
 NAMING_WORDS = CONTAINER_WORDS | ENTRY_WORDS | {"id", "name", "source", "destination", "symbol", "stock", "user"}
 
 KEY_TOKENS = frozenset({"id", "key", "name"})
+#: How often a parameter takes the value an earlier call of the task gave a parameter of its name (a read, a write).
+SAME_ENTITY_READ, SAME_ENTITY_WRITE = 0.7, 0.0
 _ENUM = re.compile(r"\[Enum\]:\s*(\[[^\]]*\])")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
@@ -115,6 +118,17 @@ class ArgumentProposer:
         self.docs = function_docs(classes)
         self.initial_config = initial_config or {}
         self._state: tuple[Any, str | None, list[Segment]] | None = None  # (env, class, its state values)
+        #: Parameter -> the values earlier calls of the task were given for it (`remember`).
+        self.earlier: dict[str, list[Any]] = {}
+
+    def remember(self, calls: Iterable[ToolCall]) -> None:
+        """The task's calls so far: a later parameter of the same name may take the same value (the same file,
+        the same book), so the calls are about one thing (a data flow still decides the edges)."""
+        self.earlier = {}
+        for call in calls:
+            for param, value in call.arguments.items():
+                if isinstance(value, (str, int)) and not isinstance(value, bool) and linkable(value):
+                    self.earlier.setdefault(param, []).append(value)
 
     def params(self, function: str) -> list[tuple[str, dict[str, Any]]]:
         """The function's required parameters with their specs."""
@@ -221,6 +235,9 @@ class ArgumentProposer:
             elif parts & ENTRY_WORDS:
                 entries = [e for e in entries if not e[1]]
             options = [*options, *(n for n, _ in entries)]
+        again = [v for v in self.earlier.get(name, ()) if fits_type(v, kind) and (not options or v in options)]
+        if again and self.rng.random() < (SAME_ENTITY_READ if reading else SAME_ENTITY_WRITE):
+            return self.rng.choice(again)  # the thing an earlier call was about: one goal, not two
         if options and ("id" in parts or self.rng.random() < (0.95 if reading else 0.7)):
             return self.rng.choice(options)
         return self._fresh(name, kind)

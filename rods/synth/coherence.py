@@ -30,7 +30,13 @@ Each rule is a detector over a task executed on its own environment
 * ``no_goal``: calls that share nothing: the task's calls fall into more
   groups than its seed's, calls joined when one feeds another, when they use a
   common distinctive value, when one's text mentions what another returned,
-  or when they run on the same class.
+  or when they run on the same class; or a turn that shares nothing with the
+  task's other turns (more such turns than its seed has): no flow, common
+  value or mention joins it to another turn, and it neither relies on what an
+  earlier turn set up nor sets up what a later one reads (its removal changes
+  no later result, and its own results stay the same without the turns
+  before it). The same class is not enough here: a disk-usage check and a
+  folder copy run on one file system and still serve two goals.
 
 Rules know no domain: roles come from names (parameters, result fields, state
 paths), the domain's nouns (`Domain.nouns`) and the flows seen in human seeds.
@@ -38,6 +44,7 @@ paths), the domain's nouns (`Domain.nouns`) and the flows seen in human seeds.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -84,13 +91,15 @@ class Violation:
         return f"{self.kind}: {where}{self.detail}"
 
 
-def pieces(name: str) -> set[str]:
-    """The lower-case words of a name (`fuelLevel`, `user_first_name`, `orders/o1#key`), plurals made singular."""
+@functools.lru_cache(maxsize=8192)
+def pieces(name: str) -> frozenset[str]:
+    """The lower-case words of a name (`fuelLevel`, `user_first_name`, `orders/o1#key`), plurals made singular
+    (cached: the resolver asks for the same few hundred names' roles at every trial)."""
     words = re.findall(r"[a-z]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).lower())
-    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words}
+    return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words)
 
 
-def role(name: str, nouns: dict[str, str]) -> set[str]:
+def role(name: str, nouns: dict[str, str]) -> frozenset[str]:
     """What a parameter (or field) is about: its name's words but generic ones, and the domain's noun for it."""
     out = pieces(name) - GENERIC
     if name in nouns:
@@ -152,7 +161,7 @@ class Coherence:
         for cls in classes:
             self.nouns.update(domain_of(cls).nouns())
         self.observe(observed)
-        self._seed_groups: dict[str, int] = {}
+        self._seed_groups: dict[str, tuple[int, int]] = {}
         self.parameter_names = {p for names in self.params.values() for p in names}
 
     def observe(self, flows: Iterable[tuple[str, str, str]]) -> None:
@@ -175,7 +184,7 @@ class Coherence:
         its seed's own grouping (a seed that does two unrelated things lets its variants do so too). Without
         `queries` (a ground truth whose queries are not written yet), `unused_read` finds only repeats."""
         wanted = set(kinds)
-        allowed = 1 if seed is None or "no_goal" not in wanted else self.seed_groups(seed)
+        allowed = (1, 0) if seed is None or "no_goal" not in wanted else self.seed_groups(seed)
         trace = trace or trace_task(task)
         flows = flows_of(trace, self.params)
         found = [*self.degenerate_values(task, trace, flows), *self.id_as_name(trace),
@@ -185,14 +194,18 @@ class Coherence:
         if "unused_read" in wanted:
             found += self.unused_reads(task, trace, flows, queries)
         if "no_goal" in wanted:
-            found += self.no_goal(trace, flows, allowed)
+            found += self.no_goal(trace, flows, allowed[0])
+            if not found or found[-1].kind != "no_goal":
+                found += self.isolated_turn(task, trace, flows, allowed[1])
         return [v for v in found if v.kind in wanted]
 
-    def seed_groups(self, seed: Task) -> int:
-        """`groups` of a seed's ground truth, computed once per seed content."""
+    def seed_groups(self, seed: Task) -> tuple[int, int]:
+        """`groups` and the number of `isolated_turns` of a seed's ground truth, computed once per seed content."""
         key = content_hash(seed)
         if key not in self._seed_groups:
-            self._seed_groups[key] = self.groups(trace_task(seed))
+            trace = trace_task(seed)
+            flows = flows_of(trace, self.params)
+            self._seed_groups[key] = (self.groups(trace, flows), len(self.isolated_turns(seed, trace, flows)))
         return self._seed_groups[key]
 
     def degenerate_values(self, task: Task, trace: Trace, flows: list[Flow]) -> list[Violation]:
@@ -290,6 +303,52 @@ class Coherence:
             return []
         return [Violation("no_goal", -1, f"its calls fall into {groups} groups that share no value, flow or "
                           f"class (its seed: {allowed})")]
+
+    def isolated_turn(self, task: Task, trace: Trace, flows: list[Flow], allowed: int = 0) -> list[Violation]:
+        alone = self.isolated_turns(task, trace, flows)
+        if len(alone) <= allowed:
+            return []
+        return [Violation("no_goal", min(j for j, t in enumerate(trace.turn_of) if t == alone[-1]),
+                          f"turn {alone[-1]} shares no value, flow or state with the other turns (its seed has "
+                          f"{allowed} such turns)")]
+
+    def isolated_turns(self, task: Task, trace: Trace, flows: list[Flow]) -> list[int]:
+        """The turns with calls that share nothing with the task's other turns (see the module docstring): one
+        replay without each turn, until every turn is joined."""
+        turns = sorted(set(trace.turn_of))
+        if len(turns) < 2:
+            return []
+        linked: set[int] = set()
+
+        def link(i: int, j: int) -> None:
+            a, b = trace.turn_of[i], trace.turn_of[j]
+            if a != b:
+                linked.update((a, b))
+
+        for flow in flows:
+            link(flow.source, flow.target)
+        for i, j in self._mentions(trace):
+            link(i, j)
+        first: dict[str, int] = {}
+        for j, call in enumerate(trace.calls):
+            for _, value in arguments_of(call, self.params.get(call.name, [])):
+                if isinstance(value, (str, int, float)) and is_distinctive(value, self.words):
+                    link(first.setdefault(json.dumps(value), j), j)
+        final = None
+        for t in turns[:-1]:  # what a turn sets up: without it, a later turn reads or ends differently
+            if linked >= set(turns):
+                break
+            others = [j for j, u in enumerate(trace.turn_of) if u != t]
+            results, state = _run(task, [trace.calls[j] for j in others])
+            for j, r in zip(others, results):
+                if trace.turn_of[j] > t and r != trace.results[j]:
+                    linked.update((t, trace.turn_of[j]))
+            if not any(trace.changed[j] for j, u in enumerate(trace.turn_of) if u == t):
+                final = final or _final_state(task, trace.calls)
+                if state != final:  # it changed nothing itself (a `cd`): a later turn's write relied on it
+                    later = [u for j, u in enumerate(trace.turn_of) if u > t and trace.changed[j]]
+                    linked.update((t, *later))
+        return [t for t in turns if t not in linked]
 
     def groups(self, trace: Trace, flows: list[Flow] | None = None) -> int:
         """How many groups of calls share nothing (see the module docstring)."""

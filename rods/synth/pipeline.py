@@ -289,16 +289,30 @@ class Pipeline:
             if execution.ok:
                 candidate = self._candidate(seed, plan, execution, index, attempts)
                 variant_profile = profile_of(candidate)
-                broken = self._incoherent(plan, candidate) if variant_profile.matches(
-                    seed_profile, same_counts=cfg.same_counts) else None
-                if variant_profile.matches(seed_profile, same_counts=cfg.same_counts) and not broken:
+                matches = variant_profile.matches(seed_profile, same_counts=cfg.same_counts)
+                broken = self._incoherent(plan, candidate) if matches else None
+                unsaid = matches and not broken and not self._can_leave_out(plan, execution)
+                if matches and not broken and not unsaid:
                     stats.passed["execute"] += 1
                     return plan, execution, attempts
+                if unsaid:
+                    # a miss_param turn must leave a value out that the user says next: with every value of its
+                    # calls taken from results there is none, and the two turns would ask the same thing
+                    last = "miss_param:nothing_to_leave_out"
+                    asked = {t + 1 for t in range(plan.seed.num_turns - 1) if not plan.seed.ground_truth[t]}
+                    for j, call in enumerate(plan.calls):
+                        if call.turn in asked:
+                            blacklist.add((j, call.name))
+                    replan = True
+                    continue
                 if broken:  # re-plan around the call that broke a rule (any position for task-wide rules)
                     last = f"coherence:{broken.kind}"
                     if broken.call >= 0:
                         blacklist.add((broken.call, plan.calls[broken.call].name))
                         planner.remember_failure(seed, plan.calls[broken.call].name, broken.call)
+                    if broken.kind == "no_goal" and broken.call >= 0:  # a turn apart: another function at each call
+                        turn = plan.calls[broken.call].turn
+                        blacklist.update((j, c.name) for j, c in enumerate(plan.calls) if c.turn == turn)
                     replan = True
                     continue
                 last = "profile_mismatch:" + ",".join(seed_profile.mismatches(variant_profile,
@@ -367,6 +381,13 @@ class Pipeline:
                 classes = sorted({n.api_class for n in graph.nodes.values()} | set(seed.involved_classes))
                 rules = self._coherence[key] = Coherence(seed.environment, classes, graph.flows)
             return rules
+
+    @staticmethod
+    def _can_leave_out(plan: Plan, execution: Execution) -> bool:
+        """Whether a miss_param variant has a value its under-specified turn can leave out (other tasks: True)."""
+        if plan.seed.category != "miss_param" or not any(not gt for gt in plan.seed.ground_truth[:-1]):
+            return True
+        return any(t["kind"] == "ask_missing" for t in turn_contexts(plan, execution))
 
     def _incoherent(self, plan: Plan, candidate: Task) -> Violation | None:
         """The first coherence rule a ground truth breaks before its queries exist (`PLAN_KINDS`), if any."""

@@ -315,9 +315,23 @@ class Planner:
                 break
         if not scored:  # nothing graph-valid avoids the blacklist: fall back to the seed's functions
             return [[s.seed_function for s in slots]], 0
-        scored.sort(key=lambda item: item[0])  # stable: in-band ones first, in the order drawn
+        # in-band ones first, those whose calls are about one thing (`shared`) first among them, else as drawn
+        scored.sort(key=lambda item: (item[0], -self.shared(item[1])))
         kept = scored[: self.config.candidates]
-        return [s for _, s in kept], sum(m == 0 for m, _ in kept)
+        best = [s for m, s in kept if m == 0]
+        return [s for _, s in kept], sum(self.shared(s) == self.shared(best[0]) for s in best) if best else 0
+
+    def shared(self, sequence: list[str]) -> int:
+        """How many positions after the first take a parameter of a name an earlier position's function takes
+        (the same file, the same book) or were seen taking a value from an earlier function: calls about one
+        thing, so the task has one goal."""
+        count = 0
+        for j in range(1, len(sequence)):
+            mine = set(self.graph.nodes[sequence[j]].params)
+            if any(mine & set(self.graph.nodes[f].params) or (f, sequence[j]) in self.graph.edges
+                   for f in sequence[:j]):
+                count += 1
+        return count
 
     def _pool(self, j: int, slot: Slot, prefix: list[str], banned: set, slots: list[Slot] | None = None) -> list[str]:
         pool = [n for n in self._by_class.get(slot.api_class, [slot.seed_function])

@@ -24,6 +24,7 @@ of trial calls), so one dead end does not sink the whole plan.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -176,7 +177,7 @@ class _Search:
         self.dead_end: DeadEnd | None = None
         self.names = [c.name for c in plan.calls]  # as planned, before any write-back
         self.owners = {name: doc["class"] for name, doc in function_docs(plan.seed.involved_classes).items()}
-        self.rules = Coherence(plan.seed.environment, plan.seed.involved_classes, plan.observed_flows)
+        self.rules = _rules(plan.seed.environment, tuple(plan.seed.involved_classes), plan.observed_flows)
         self.words = plan.remapper.vocabulary
 
     def fallbacks(self, steps: list[Step]) -> list[tuple[int, str]]:
@@ -223,6 +224,7 @@ class _Search:
         wanted = set(planned.sources)
         feeds = {i: steps[i].offers for i in wanted}
         used = {s.call.name for s in steps}
+        judged: dict[tuple, bool] = {}  # (source, function, parameter, value) -> whether it fits: asked per draw
         for name in [names[j], *planned.alternatives]:
             if (planned.held_out and name in used) or name not in env.functions:
                 continue
@@ -230,9 +232,13 @@ class _Search:
 
             def fits(src: int, param: str, value: Any, name: str = name) -> bool:
                 """A fed value keeps its role (`rods.synth.coherence`): no order id given as a price."""
-                step = steps[src]
-                return self.rules.flow_fits(step.call, step.result, step.created_at, name, param, value)
+                key = (src, name, param, repr(value))
+                if key not in judged:
+                    step = steps[src]
+                    judged[key] = self.rules.flow_fits(step.call, step.result, step.created_at, name, param, value)
+                return judged[key]
 
+            self.proposer.remember(s.call for s in steps)
             proposals = self.proposer.propose(name, env, feeds, limit=TRIALS_PER_FUNCTION,
                                               reading=planned.changed is False, fits=fits)
             if name == names[j] and planned.suggested:
@@ -291,6 +297,12 @@ class _Search:
             return
         step.bindings = dict(planned.bindings)
         yield step
+
+
+@functools.lru_cache(maxsize=64)
+def _rules(environment: str, classes: tuple[str, ...], observed: frozenset) -> Coherence:
+    """The coherence rules of a plan's environment (one per environment, classes and seen flows, not per run)."""
+    return Coherence(environment, classes, observed)
 
 
 def _suggested_first(proposals: Iterator[tuple[dict, dict]], suggested: dict[str, Any]) -> Iterator[tuple[dict, dict]]:

@@ -124,6 +124,7 @@ def _call_info(plan: Plan, execution: Execution, index: int) -> dict[str, Any]:
         "index": index,
         "function": call.name,
         "effect": doc.get("effect", "unknown"),
+        "changed": plan.calls[index].changed,  # whether the call changed the state when it ran (None: unknown)
         "description": describe(doc) if doc else "",
         "params": {k: v.get("description", "") for k, v in doc.get("parameters", {}).get("properties", {}).items()},
         "arguments": dict(call.arguments),

@@ -48,3 +48,16 @@ def test_cli_writes_json_and_png(tmp_path):
     assert {"source", "target", "count"} <= set(data["edges"][0])
     png = out.with_suffix(".png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_reference_graph_is_learned_once_and_its_tasks_loaded_once(api_graph, monkeypatch):
+    """The pipeline asks for an environment's graph at every stage: a cached graph must not load its reference
+    tasks again (BFCL's 400 train tasks, deep-copied, were two thirds of synthesis time)."""
+    from rods.envs.bfcl.domain import BfclDomain
+    from rods.synth.api_graph import reference_graph
+
+    def fail(self):
+        raise AssertionError("reference tasks loaded again")
+
+    monkeypatch.setattr(BfclDomain, "reference_tasks", fail)
+    assert reference_graph("bfcl") is api_graph

@@ -106,6 +106,20 @@ def test_calls_that_share_nothing_have_no_common_goal(bfcl_rules):
     assert "no_goal" not in kinds(bfcl_rules, apart, seed=apart)
 
 
+def test_a_turn_that_shares_nothing_with_the_others_has_no_common_goal(bfcl_rules):
+    # one class, two goals: a disk-usage check, then a copy that neither uses nor sets up anything of it
+    apart = bfcl_task([["du(human_readable=True)"], ["cp(source='notes.txt', destination='drafts')"]], FS,
+                      ["GorillaFileSystem"])
+    found = [v for v in bfcl_rules.violations(apart) if v.kind == "no_goal"]
+    assert found and found[0].call == 1, bfcl_rules.violations(apart)
+    # joined by state: the file is made where the first turn went; by a value: the folder made, then filled
+    by_state = bfcl_task([["cd(folder='drafts')"], ["touch(file_name='a.txt')"]], FS, ["GorillaFileSystem"])
+    by_value = bfcl_task([["mkdir(dir_name='reports')"], ["cp(source='notes.txt', destination='reports')"]], FS,
+                         ["GorillaFileSystem"])
+    assert "no_goal" not in kinds(bfcl_rules, by_state) | kinds(bfcl_rules, by_value)
+    assert "no_goal" not in kinds(bfcl_rules, apart, seed=apart)  # its seed has such a turn too
+
+
 def test_a_retelling_mentions_its_result_without_being_one_of_its_values(bfcl_rules):
     told = retelling('{"file_content": "Quarterly plan for the Lisbon office"}')
     assert told == "Quarterly plan for the Lisbon" and told != "Quarterly plan for the Lisbon office"

@@ -9,7 +9,7 @@ from synth.conftest import stratified
 
 from rods.llm import make_backend
 from rods.llm.base import ChatRequest, Completion
-from rods.llm.template import TemplateBackend
+from rods.llm.template import TemplateBackend, goal, request
 from rods.synth.api_graph import describe, function_docs
 from rods.synth.executor import run_plan
 from rods.synth.judge import Judge, structure_verdict
@@ -45,14 +45,36 @@ def _variant(seed, template, api_graph, rng=0):
     return found
 
 
-def test_rewrite_writes_every_turn_at_once_anchored_to_the_narrative(seeds_by_category, template, api_graph):
+def test_rewrite_writes_every_turn_at_once_opening_with_the_goal(seeds_by_category, template, api_graph):
     seed = seeds_by_category["base"][3]
     plan, run = _variant(seed, template, api_graph)
     before = template.stats.purpose("rewrite").chats
     queries = Rewriter(template).rewrite(plan, run)
     assert template.stats.purpose("rewrite").chats == before + 1  # one call for all turns
     assert len(queries) == seed.num_turns and all(queries)
-    assert queries[0].startswith(plan.narrative.split(". ")[0])
+    # the template states one goal from the calls' effects, not a fixed sentence, and no filler between turns
+    stated = goal(turn_contexts(plan, run))
+    assert stated and queries[0].startswith(stated) and plan.narrative.split(". ")[0] not in queries[0]
+    assert not any(q.startswith(("Next,", "After that,", "To wrap up", "Then,", "Also,")) for q in queries)
+
+
+def test_the_goal_says_the_writes_as_actions_and_a_closing_read_as_what_to_find_out():
+    def call(index, function, changed, arguments, bound=()):
+        return {"index": index, "function": function, "changed": changed, "arguments": arguments,
+                "bound": list(bound), "params": dict.fromkeys(arguments), "description": ""}
+
+    turns = [{"kind": "calls", "calls": [call(0, "search_books", False, {"author": "Ines Moreau"})]},
+             {"kind": "calls", "calls": [call(1, "lend_book", True, {"book_id": "bk-2", "member": "Hana Sato"},
+                                              bound=["book_id"])]},
+             {"kind": "calls", "calls": [call(2, "book_details", False, {"book_id": "bk-2"}, bound=["book_id"])]}]
+    text = goal(turns)
+    assert "lend a book" in text and "book details" in text and "search" not in text
+    assert "'bk-2'" not in text  # a value the assistant must find is not given away in the goal
+    assert request(turns[0], set()).startswith("Can you") and request(turns[1], set()).startswith("Please")
+    # miss_param: the goal does not say the value the under-specified turn leaves out; one call needs no goal
+    asked = {**turns[1], "kind": "ask_missing", "missing": {"index": 1, "param": "member", "value": "Hana Sato"}}
+    assert "Hana Sato" in goal(turns) and "Hana Sato" not in goal([turns[0], asked])
+    assert goal(turns[:1]) == ""
 
 
 def test_the_opening_keeps_only_narrative_sentences_that_recite_no_function():
