@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import inspect
 import json
 import threading
 from dataclasses import dataclass, field
@@ -123,6 +124,12 @@ def ast_parse(source: str, mode: str = "exec") -> ast.AST:
     """`ast.parse`, one thread at a time (see `_AST_LOCK`): every parse in rods goes through here."""
     with _AST_LOCK:
         return ast.parse(source, mode=mode)
+
+
+def source_of(obj: Any) -> str:
+    """`inspect.getsource` under `_AST_LOCK`: for a class, CPython 3.11's `inspect` parses its module."""
+    with _AST_LOCK:
+        return inspect.getsource(obj)
 
 
 def _from_python(text: str) -> tuple[tuple[ToolCall, ...], type | None]:

@@ -14,7 +14,7 @@ import textwrap
 from functools import lru_cache
 from typing import Any
 
-from rods.envs.calls import ast_parse
+from rods.envs.calls import ast_parse, source_of
 from rods.envs.vocabulary import enum_words, short_constants, words
 
 
@@ -23,7 +23,7 @@ def _class_words(klass: type) -> frozenset[str]:
     found: set[str] = set()
     module = inspect.getmodule(klass)
     try:
-        source = inspect.getsource(module) if module else ""
+        source = source_of(module) if module else ""
     except (OSError, TypeError):
         source = ""
     for node in ast.walk(ast_parse(source)):  # identifiers of the module
@@ -33,7 +33,7 @@ def _class_words(klass: type) -> frozenset[str]:
                 found |= words(name, split_camel=True)
     for owner in klass.__mro__[:-1]:  # short string constants of the class itself
         try:
-            body = ast_parse(textwrap.dedent(inspect.getsource(owner)))
+            body = ast_parse(textwrap.dedent(source_of(owner)))
         except (OSError, TypeError, SyntaxError):
             continue
         for text in short_constants(body, fstrings=True):
