@@ -18,7 +18,7 @@ Purposes answered (anything else is an error):
 
 * ``plan.narrative``: one narrative for the whole task, written before the calls are fixed: what it is
   about, without the filler sentences a template would repeat in every task;
-* ``plan.sequence``: pick one of the planner's candidate call sequences (a seeded draw);
+* ``plan.sequence``: propose one of the planner's sampled candidate call sequences (a seeded draw);
 * ``rewrite``: one user query per turn, all turns at once (the first opens with the goal; the narrative,
   written before the calls were known, is not recited);
 * ``rewrite.turn``: one turn's query on its own (the no-rewrite ablation);
@@ -237,10 +237,12 @@ class TemplateBackend(LLMBackend):
 
     @staticmethod
     def _choose_sequence(ctx: dict) -> dict:
-        """A seeded draw among the candidates the planner prefers (its first `preferred`), else among all."""
+        """A seeded draw among the candidates the planner prefers (its first `preferred`), else among all,
+        proposed as the sequence (step index -> function)."""
         candidates = ctx.get("candidates") or [[]]
         preferred = ctx.get("preferred") or len(candidates)
-        return {"choice": random.Random(ctx.get("seed", 0)).randrange(min(preferred, len(candidates)))}
+        chosen = candidates[random.Random(ctx.get("seed", 0)).randrange(min(preferred, len(candidates)))]
+        return {"sequence": {str(j): name for j, name in enumerate(chosen)}}
 
     @staticmethod
     def _narrative(ctx: dict) -> dict:

@@ -427,7 +427,7 @@ class Pipeline:
                                                                      self.stats.accepted_by[member.name])
         # model answers that named unknown functions or config keys: ignored, counted here
         planners = [p for m in self.members for p in m._planners.values()]
-        out["invalid_answers"] = {"plan.sequence": sum(p.invalid_choices for p in planners),
+        out["invalid_answers"] = {"plan.sequence": sum(p.invalid_proposals for p in planners),
                                   "plan.arguments": sum(p.invalid_arguments for p in planners),
                                   "config_patch": sum(m.executor.invalid_patches for m in self.members)}
         out["routing"] = self.config.routing if len(self.members) > 1 else None

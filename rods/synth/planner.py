@@ -15,11 +15,14 @@ Narrative first, then the sequence, then the values:
   less, so variants differ from the seed and from each other; a miss_func
   held-out position takes a function not used before it; functions that
   failed at a position (blacklisted, or failed twice for this seed) are never
-  drawn there. The backend picks one candidate for the narrative (purpose
-  ``"plan.sequence"``) and may suggest argument values for its steps; a
-  choice out of range is counted in `invalid_choices` and the first candidate
-  is used, a suggestion for a step or parameter that does not exist is
-  counted in `invalid_arguments`;
+  drawn there. The backend then writes the sequence for the narrative itself
+  (purpose ``"plan.sequence"``), as the paper's planner does: per position,
+  the functions the graph and Φ allow there are an enum of the reply schema,
+  and the sampled candidates are shown as examples (the template backend
+  answers with a seeded draw among them). A proposal that breaks a
+  constraint is counted in `invalid_proposals` and the sampler's first
+  candidate runs; argument suggestions for a step or parameter that does not
+  exist are counted in `invalid_arguments`;
 * **values**: each call's arguments are resolved during execution from the
   live state (:mod:`rods.synth.arguments`), so that its data-flow sources are
   exactly Φ's; the initial config is the classes' defaults merged with the
@@ -29,7 +32,7 @@ Each position also lists ranked graph-valid alternatives, which the executor
 tries when the chosen function cannot run there; the pipeline remembers those
 failures per (seed, position) and re-plans around them. What a plan holds is
 `rods.synth.plan`; the backend's replies are the `Narrative` and
-`SequenceChoice` models.
+`SequenceProposal` models.
 """
 
 from __future__ import annotations
@@ -160,26 +163,30 @@ class Narrative(BaseModel):
     narrative: str = Field(min_length=10, max_length=MAX_NARRATIVE_CHARS)
 
 
-class SequenceChoice(BaseModel):
-    """The reply of purpose "plan.sequence": a candidate's index and argument suggestions per step."""
+class SequenceProposal(BaseModel):
+    """The reply of purpose "plan.sequence": the model's own call sequence (step index -> function) and
+    argument suggestions per step."""
 
-    choice: int
+    sequence: dict[str, str]
     reason: str = Field("", max_length=MAX_REASON_CHARS)
     arguments: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 @functools.lru_cache(maxsize=256)
-def sequence_choice_model(n: int, params: tuple[tuple[str, ...], ...]) -> type[SequenceChoice]:
-    """`SequenceChoice` whose schema allows only the `n` candidate indices and, per step index, the
-    parameters the candidates' functions take there (`params[j]`), with bounded values.
+def sequence_proposal_model(options: tuple[tuple[str, ...], ...],
+                            params: tuple[tuple[str, ...], ...]) -> type[SequenceProposal]:
+    """`SequenceProposal` whose schema allows, per step index, only the functions the graph and Φ allow there
+    (`options[j]`, an enum; every step required) and, per step, only the parameters those functions take
+    (`params[j]`), with bounded values.
 
-    The checks stay `SequenceChoice`'s: a server that ignores the schema still has its
-    out-of-range choice or unknown step counted (`invalid_choices`, `invalid_arguments`).
+    The checks stay `SequenceProposal`'s: a server that ignores the schema still has its
+    out-of-place function or unknown step counted (`invalid_proposals`, `invalid_arguments`).
     """
+    positions = {str(j): {"type": "string", "enum": list(names)} for j, names in enumerate(options)}
     steps = {str(j): closed_object({p: SCALAR for p in names}) for j, names in enumerate(params)}
     return create_model(
-        "SequenceChoice", __base__=SequenceChoice,
-        choice=(int, Field(json_schema_extra={"enum": list(range(n))})),
+        "SequenceProposal", __base__=SequenceProposal,
+        sequence=(dict[str, str], Field(json_schema_extra=closed_object(positions, required=list(positions)))),
         arguments=(dict[str, dict[str, Any]], Field(default_factory=dict, json_schema_extra=closed_object(steps))),
     )
 
@@ -194,7 +201,7 @@ class Planner:
         # seed id -> (position, function) -> failures; seed id -> position -> function -> times planned
         self.failures: dict[str, Counter] = defaultdict(Counter)
         self.usage: dict[str, dict[int, Counter]] = defaultdict(lambda: defaultdict(Counter))
-        self.invalid_choices = 0
+        self.invalid_proposals = 0
         self.invalid_arguments = 0
         self._analyses: dict[tuple[str, str], SeedAnalysis] = {}
         self._lock = threading.Lock()
@@ -245,8 +252,7 @@ class Planner:
         narrative = self.write_narrative(seed, rng_seed) if self.config.narrative else None
         banned = self._banned(seed, blacklist)
         candidates, in_band = self._candidates(seed, slots, banned, local)
-        index, suggested = self._choose(candidates, slots, narrative, local, in_band)
-        chosen = candidates[index]
+        chosen, suggested = self._propose(candidates, slots, banned, narrative, local, in_band)
         with self._lock:
             for j, name in enumerate(chosen):
                 self.usage[seed.id][j][name] += 1
@@ -391,43 +397,68 @@ class Planner:
         pool.sort(key=lambda n: -self._weight(j, n, slots[j], chosen, slots, seed))
         return pool[: self.config.alternatives]
 
-    def _choose(self, candidates: list[list[str]], slots: list[Slot], narrative: str | None,
-                rng: random.Random, preferred: int = 0) -> tuple[int, dict[int, dict[str, Any]]]:
-        """The backend picks a candidate for the narrative (purpose "plan.sequence") and may suggest values.
+    def _options(self, j: int, slot: Slot, banned: set, candidates: list[list[str]]) -> list[str]:
+        """The functions a proposal may put at position j: the class's functions the blacklist and Φ's role
+        there allow, of the seed's effect where the class has any (and whatever a sampled candidate holds)."""
+        pool = self._pool(j, slot, [], banned)
+        want = "read" if not slot.changed else "write"
+        fitting = [n for n in pool if self.graph.nodes[n].effect in (want, "unknown")]
+        return sorted(set(fitting or pool) | {c[j] for c in candidates if j < len(c)})
 
-        A choice that is no candidate index is counted in `invalid_choices` and
-        candidate 0 runs; a suggestion for a step or parameter the chosen
-        sequence does not have is counted in `invalid_arguments` and dropped.
-        The executor tries the kept suggestions first, and only if they fit.
+    def _valid(self, sequence: list[str], slots: list[Slot], banned: set, options: list[list[str]]) -> str | None:
+        """Why a proposed sequence breaks the graph's or Φ's constraints (None when it keeps them)."""
+        if len(sequence) != len(slots):
+            return f"{len(sequence)} steps for {len(slots)} positions"
+        for j, (name, slot) in enumerate(zip(sequence, slots)):
+            if name not in options[j] or name not in self._pool(j, slot, sequence[:j], banned):
+                return f"step {j}: {name!r} is not allowed there"
+        return None
+
+    def _propose(self, candidates: list[list[str]], slots: list[Slot], banned: set, narrative: str | None,
+                 rng: random.Random, preferred: int = 0) -> tuple[list[str], dict[int, dict[str, Any]]]:
+        """The backend writes the call sequence for the narrative (purpose "plan.sequence"), one function per
+        position from the ones the graph and Φ allow there (an enum per step in the reply schema; the sampled
+        candidates are shown as examples), and may suggest argument values.
+
+        A proposal that breaks a constraint (a function not allowed at its step, a missing step, a
+        held-out function called before its turn) is counted in `invalid_proposals` and the sampler's
+        first candidate runs; a suggestion for a step or parameter the sequence does not have is
+        counted in `invalid_arguments` and dropped. The executor tries the kept suggestions first,
+        and only if they fit.
         """
-        if len(candidates) == 1:
-            return 0, {}
-        shown = [[{"turn": s.turn, "function": n, "parameters": list(self.graph.nodes[n].required),
-                   "description": self.graph.nodes[n].description.split(". ")[0]}
-                  for n, s in zip(seq, slots)] for seq in candidates]
-        width = max(len(seq) for seq in candidates)
-        params = tuple(tuple(sorted({p for seq in candidates if j < len(seq) for p in self.graph.nodes[seq[j]].params}))
-                       for j in range(width))
+        options = [self._options(j, slot, banned, candidates) for j, slot in enumerate(slots)]
+        if all(len(o) == 1 for o in options):
+            return candidates[0], {}
+        params = tuple(tuple(sorted({p for n in names for p in self.graph.nodes[n].params})) for names in options)
+        steps = [{"turn": s.turn, "effect": "write" if s.changed else "read", "functions": names}
+                 for s, names in zip(slots, options)]
+        described = {n: self.graph.nodes[n].description.split(". ")[0][:120] for names in options for n in names}
         reply = self.backend.chat(
             [{"role": "system", "content": "You plan tool-use tasks for a user's goal."},
-             {"role": "user", "content": f"Goal: {narrative or '(none)'}\nCandidate call sequences (index: steps): "
-              + json.dumps(dict(enumerate(shown)))[:6000]
+             {"role": "user", "content": f"Goal: {narrative or '(none)'}\nWrite the call sequence that serves the "
+              "goal, one function per step, each from its step's list: "
+              + json.dumps(dict(enumerate(steps)))[:6000]
+              + "\nWhat the functions do: " + json.dumps(described)[:4000]
+              + "\nSequences that fit the tool graph, as examples (index: functions): "
+              + json.dumps(dict(enumerate(candidates)))[:3000]
               + (f"\nThe first {preferred} keep the seed's skills best." if preferred else "")
-              + "\nPick the sequence that serves the goal best. You may also propose argument values that fit "
-              "the goal for steps of the chosen sequence. Answer as JSON {\"choice\": index, "
-              "\"arguments\": {step index: {parameter: value}}}."}],
-            json_schema=sequence_choice_model(len(candidates), params), purpose="plan.sequence",
-            context={"candidates": candidates, "narrative": narrative, "seed": rng.randrange(2**31),
-                     "preferred": preferred},
+              + "\nYou may also propose argument values that fit the goal. Answer as JSON {\"sequence\": "
+              "{step index: function}, \"arguments\": {step index: {parameter: value}}}."}],
+            json_schema=sequence_proposal_model(tuple(map(tuple, options)), params), purpose="plan.sequence",
+            context={"candidates": candidates, "options": options, "narrative": narrative,
+                     "seed": rng.randrange(2**31), "preferred": preferred},
         )
-        answer: SequenceChoice = reply.parsed
-        choice = answer.choice
-        if not 0 <= choice < len(candidates):
+        answer: SequenceProposal = reply.parsed
+        keys = sorted(answer.sequence, key=lambda k: int(k) if k.isdigit() else len(slots) + 1)
+        proposed = [answer.sequence[k] for k in keys]
+        why = (f"steps {keys} are not 0..{len(slots) - 1}" if keys != [str(j) for j in range(len(slots))]
+               else self._valid(proposed, slots, banned, options))
+        if why is not None:
             with self._lock:
-                self.invalid_choices += 1
-            logger.info("planner: ignoring invalid sequence choice %r of %d candidates", choice, len(candidates))
-            choice = 0
-        return choice, self._suggestions(answer.arguments, candidates[choice])
+                self.invalid_proposals += 1
+            logger.info("planner: ignoring an invalid sequence proposal (%s)", why)
+            proposed = candidates[0]
+        return proposed, self._suggestions(answer.arguments, proposed)
 
     def _suggestions(self, raw: dict[str, Any], sequence: list[str]) -> dict[int, dict[str, Any]]:
         out: dict[int, dict[str, Any]] = {}

@@ -51,8 +51,9 @@ def good_answer(body):
                                       "intent": {"pass": True, "reason": "fine"}}}}
     if "failed with" in prompt:  # config patch: names a key that does not exist
         return {"json": {"patch": {"no_such_key": 1}, "reason": "guess"}}
-    if "Candidate call sequences" in prompt:  # picks a candidate that was never offered
-        return {"json": {"choice": 99}}
+    if "Write the call sequence" in prompt:  # a function no step allows: an invalid proposal
+        steps = json.loads(re.search(r"each from its step's list: (\{.*\})\n", prompt).group(1))
+        return {"json": {"sequence": {j: "no_such_function" for j in steps}}}
     return {"status": 500}
 
 
@@ -81,8 +82,8 @@ def test_scripted_failures_are_counted_and_the_pipeline_keeps_going(scripted_ope
     assert r["llm_error:plan.narrative:server"] == 1
     assert r["llm_error:plan.narrative:timeout"] == 1
     assert r["llm_error:rewrite:invalid_json"] == 1
-    assert pipeline.planner.invalid_choices >= 1  # the out-of-range choices were counted; the first candidate ran
-    assert pipeline.report()["invalid_answers"]["plan.sequence"] == pipeline.planner.invalid_choices
+    assert pipeline.planner.invalid_proposals >= 1  # the invalid proposals were counted; the first candidate ran
+    assert pipeline.report()["invalid_answers"]["plan.sequence"] == pipeline.planner.invalid_proposals
     llm_stats = llm.stats.snapshot()["by_purpose"]
     assert llm_stats["plan.narrative"]["failures"] == 3
     assert accepted, r
@@ -99,17 +100,22 @@ def test_scripted_failures_are_counted_and_the_pipeline_keeps_going(scripted_ope
         sent.setdefault(purpose, []).append((body["response_format"]["json_schema"], body))
     for purpose, model in {"plan.narrative": Narrative, "judge": JudgeVerdicts}.items():
         assert all(f == {"name": model.__name__, "schema": model.model_json_schema()} for f, _ in sent[purpose])
-    for f, body in sent["plan.sequence"]:  # only the offered indices, only the steps' own parameters
-        offered = json.loads(re.search(r"\(index: steps\): (\{.*\})\n", body["messages"][-1]["content"]).group(1))
+    for f, body in sent["plan.sequence"]:  # per step, only its allowed functions and their parameters
+        prompt = body["messages"][-1]["content"]
+        allowed = json.loads(re.search(r"each from its step's list: (\{.*\})\n", prompt).group(1))
+        offered = json.loads(re.search(r"as examples \(index: functions\): (\{.*\})", prompt).group(1))
         props = f["schema"]["properties"]
-        assert f["name"] == "SequenceChoice" and props["choice"]["enum"] == list(range(len(offered)))
+        sequence = props["sequence"]
+        assert f["name"] == "SequenceProposal" and sequence["additionalProperties"] is False
+        assert sequence["required"] == list(allowed) == [str(j) for j in range(len(allowed))]
+        for j, step in allowed.items():
+            assert sequence["properties"][j]["enum"] == step["functions"]
+            assert {seq[int(j)] for seq in offered.values()} <= set(step["functions"])  # every example is allowed
         steps = props["arguments"]
-        assert steps["additionalProperties"] is False and set(steps["properties"]) == {
-            str(j) for j in range(max(map(len, offered.values())))}
+        assert steps["additionalProperties"] is False and set(steps["properties"]) == set(allowed)
         for j, step in steps["properties"].items():
             assert step["additionalProperties"] is False
-            assert set(step["properties"]) <= {p for seq in offered.values() if int(j) < len(seq)
-                                               for p in api_graph.nodes[seq[int(j)]["function"]].params}
+            assert set(step["properties"]) == {p for n in allowed[j]["functions"] for p in api_graph.nodes[n].params}
         assert props["reason"]["maxLength"] == MAX_REASON_CHARS
     for f, _ in sent.get("config_patch", []):  # only the failing class's own state keys
         patch = f["schema"]["properties"]["patch"]
@@ -134,15 +140,15 @@ def test_pipeline_end_to_end_over_llama_cpp(llama_server, seeds_by_category, api
     llm = make_backend("openai", base_url=llama_server, model=MODEL_ALIAS, temperature=0.0, max_tokens=64,
                        timeout_s=120, max_retries=1, json_repairs=0)
     seeds = [t for t in seeds_by_category["base"] if t.id == SMALL_SEED]  # one turn, two calls: keeps it short
-    # one shot (no repair rounds) keeps it to at most narrative + sequence choice + rewrite + judge: 4 short completions
+    # one shot (no repair rounds): at most narrative + sequence proposal + rewrite + judge, 4 short completions
     pipeline = Pipeline(llm, SynthConfig(per_seed=1, workers=1, feedback_repair=False),
                         graph=api_graph)
     accepted = pipeline(seeds)
     stats = pipeline.stats
     assert stats.accepted + sum(stats.rejections.values()) == stats.variants == 1
     assert llm.stats.total.chats <= 4
-    # an answer that is not a valid candidate index is counted, and the first candidate runs
-    assert pipeline.report()["invalid_answers"]["plan.sequence"] == pipeline.planner.invalid_choices
+    # a proposal that breaks the graph's constraints is counted, and the sampler's first candidate runs
+    assert pipeline.report()["invalid_answers"]["plan.sequence"] == pipeline.planner.invalid_proposals
     calls = llm.stats.total
     assert calls.chats >= 1 and calls.prompt_tokens > 0 and calls.completion_tokens > 0
     for task in accepted:

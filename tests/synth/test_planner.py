@@ -1,4 +1,4 @@
-"""The planner: sequences sampled from the API graph under Φ, narrative first; failure memory; untrusted choices."""
+"""The planner: sequences sampled from the API graph under Φ, narrative first; failure memory; untrusted proposals."""
 
 import json
 import random
@@ -100,31 +100,75 @@ def test_write_functions_without_siblings_are_avoided_too(seeds_by_category, api
         assert plan.calls[j].name != "touch"
 
 
-class Choosy(TemplateBackend):
-    """Answers the sequence choice out of range or as text; everything else as the template does."""
+class Proposing(TemplateBackend):
+    """Answers the sequence proposal with scripted replies (a function of the request's context);
+    everything else as the template does."""
 
-    def __init__(self, answers):
+    def __init__(self, answer):
         super().__init__()
-        self.answers = list(answers)
-        self.asked = 0
+        self.answer = answer
+        self.proposed: list[list[str]] = []
 
     def _complete(self, request: ChatRequest) -> Completion:
         if request.purpose == "plan.sequence":
-            self.asked += 1
-            return Completion(text=self.answers[self.asked % len(self.answers)])
+            reply = self.answer(request.context)
+            if isinstance(reply, list):
+                self.proposed.append(reply)
+                reply = json.dumps({"sequence": {str(j): n for j, n in enumerate(reply)}})
+            return Completion(text=reply)
         return super()._complete(request)
 
 
-def test_invalid_sequence_choices_are_counted_and_the_batch_goes_on(seeds_by_category, api_graph):
-    backend = Choosy(['{"choice": 99}', '{"choice": -1, "reason": "none fits"}'])
+def novel(ctx):
+    """Per step, the allowed function that no example has there (the last such), else the first example's."""
+    candidates, options = ctx["candidates"], ctx["options"]
+    return [next((n for n in reversed(names) if all(c[j] != n for c in candidates)), candidates[0][j])
+            for j, names in enumerate(options)]
+
+
+def test_the_backend_proposes_the_sequence_and_the_planner_holds_it_to_the_graph(seeds_by_category, api_graph):
+    backend = Proposing(novel)
+    planner = Planner(backend, api_graph)
+    seeds = [s for s in stratified(seeds_by_category, 4) if s.category != "miss_func"]
+    used = 0
+    for i, seed in enumerate(seeds):
+        before = planner.invalid_proposals
+        plan = planner.plan(seed, rng=random.Random(i))
+        proposed = backend.proposed[-1]
+        slots = planner.analyze(seed).slots
+        valid = planner._valid(proposed, slots, set(), [planner._options(j, s, set(), plan.candidates)
+                                                         for j, s in enumerate(slots)]) is None
+        names = [c.name for c in plan.calls]
+        if valid:  # a sequence no example held, and it runs as proposed
+            assert names == proposed and planner.invalid_proposals == before
+            used += proposed not in plan.candidates
+        else:  # counted; the sampler's first candidate runs
+            assert names == plan.candidates[0] and planner.invalid_proposals == before + 1
+        for name, slot in zip(names, slots):  # every position keeps its class either way
+            assert api_graph.nodes[name].api_class == slot.api_class
+    assert used >= len(seeds) // 2, "the model's own sequences run"
+
+
+def test_invalid_sequence_proposals_are_counted_and_the_batch_goes_on(seeds_by_category, api_graph):
+    answers = iter(range(10**6))
+
+    def breaking(ctx):  # a function no step allows; a step missing; a held-out/graph break at step 0
+        k = next(answers) % 3
+        if k == 0:
+            return ["no_such_function"] * len(ctx["options"])
+        if k == 1:
+            return ctx["candidates"][0][:-1]
+        return json.dumps({"sequence": {"0": ctx["candidates"][0][0], "7x": "ls"}})
+
+    backend = Proposing(breaking)
     seeds = stratified(seeds_by_category, 3)
     pipeline = Pipeline(backend, SynthConfig(per_seed=1, workers=2), graph=api_graph)
     accepted = pipeline(seeds)
     report = pipeline.report()
-    assert report["invalid_answers"]["plan.sequence"] == pipeline.planner.invalid_choices
-    assert pipeline.planner.invalid_choices >= len(seeds)  # every plan's choice was invalid, and counted
+    assert report["invalid_answers"]["plan.sequence"] == pipeline.planner.invalid_proposals
+    assert pipeline.planner.invalid_proposals >= len(seeds)  # every plan's proposal was invalid, and counted
     assert accepted and pipeline.stats.accepted + sum(pipeline.stats.rejections.values()) == len(seeds)
-    wrong_type = Choosy(['{"choice": "the second one"}'])  # fails the schema: a counted LLM error per variant
+    wrong_type = Proposing(lambda ctx: '{"sequence": "the second one"}')  # fails the schema: a counted LLM error
     pipeline = Pipeline(wrong_type, SynthConfig(per_seed=1, workers=1), graph=api_graph)
     assert pipeline(seeds[:2]) == []
     assert sum(v for k, v in pipeline.stats.rejections.items() if k.startswith("llm_error:plan.sequence")) == 2
@@ -148,7 +192,8 @@ class Suggesting(TemplateBackend):
             arguments = {str(j): {CREATES[n]: f"zephyr{j}quill"} for j, n in enumerate(sequence) if n in CREATES}
             arguments["99"] = {"x": 1}
             arguments["0"] = {**arguments.get("0", {}), "no_such_param": 1}
-            return Completion(text=json.dumps({"choice": 0, "arguments": arguments}))
+            return Completion(text=json.dumps({"sequence": {str(j): n for j, n in enumerate(sequence)},
+                                               "arguments": arguments}))
         return super()._complete(request)
 
 
