@@ -36,7 +36,11 @@ Each rule is a detector over a task executed on its own environment
   earlier turn set up nor sets up what a later one reads (its removal changes
   no later result, and its own results stay the same without the turns
   before it). The same class is not enough here: a disk-usage check and a
-  folder copy run on one file system and still serve two goals.
+  folder copy run on one file system and still serve two goals. Likewise a
+  read about nothing in particular (no distinctive argument; not the task's
+  last call) that shares no flow or mention with any other call and that no
+  later call relies on (more such reads than its seed has), even when its
+  turn asks for it.
 
 Rules know no domain: roles come from names (parameters, result fields, state
 paths), the domain's nouns (`Domain.nouns`) and the flows seen in human seeds.
@@ -80,11 +84,13 @@ ID_SHAPE = re.compile(r"[A-Za-z][A-Za-z_:-]*\d{2,}|\d{4,}")
 
 @dataclass(frozen=True)
 class Violation:
-    """One rule broken: its kind, the call (index into the task's flattened calls, or -1) and why."""
+    """One rule broken: its kind, the call (index into the task's flattened calls, or -1) and why; `turn` when
+    the whole turn of that call is at fault (a turn that shares nothing with the others)."""
 
     kind: str
     call: int
     detail: str
+    turn: bool = False
 
     def __str__(self) -> str:
         where = f"call {self.call}: " if self.call >= 0 else ""
@@ -161,7 +167,7 @@ class Coherence:
         for cls in classes:
             self.nouns.update(domain_of(cls).nouns())
         self.observe(observed)
-        self._seed_groups: dict[str, tuple[int, int]] = {}
+        self._seed_groups: dict[str, tuple[int, int, int]] = {}
         self.parameter_names = {p for names in self.params.values() for p in names}
 
     def observe(self, flows: Iterable[tuple[str, str, str]]) -> None:
@@ -184,7 +190,7 @@ class Coherence:
         its seed's own grouping (a seed that does two unrelated things lets its variants do so too). Without
         `queries` (a ground truth whose queries are not written yet), `unused_read` finds only repeats."""
         wanted = set(kinds)
-        allowed = (1, 0) if seed is None or "no_goal" not in wanted else self.seed_groups(seed)
+        allowed = (1, 0, 0) if seed is None or "no_goal" not in wanted else self.seed_groups(seed)
         trace = trace or trace_task(task)
         flows = flows_of(trace, self.params)
         found = [*self.degenerate_values(task, trace, flows), *self.id_as_name(trace),
@@ -197,15 +203,19 @@ class Coherence:
             found += self.no_goal(trace, flows, allowed[0])
             if not found or found[-1].kind != "no_goal":
                 found += self.isolated_turn(task, trace, flows, allowed[1])
+            if not found or found[-1].kind != "no_goal":
+                found += self.stray_read(task, trace, flows, allowed[2])
         return [v for v in found if v.kind in wanted]
 
-    def seed_groups(self, seed: Task) -> tuple[int, int]:
-        """`groups` and the number of `isolated_turns` of a seed's ground truth, computed once per seed content."""
+    def seed_groups(self, seed: Task) -> tuple[int, int, int]:
+        """`groups`, the number of `isolated_turns` and of `stray_reads` of a seed's ground truth, computed once
+        per seed content."""
         key = content_hash(seed)
         if key not in self._seed_groups:
             trace = trace_task(seed)
             flows = flows_of(trace, self.params)
-            self._seed_groups[key] = (self.groups(trace, flows), len(self.isolated_turns(seed, trace, flows)))
+            self._seed_groups[key] = (self.groups(trace, flows), len(self.isolated_turns(seed, trace, flows)),
+                                      len(self.stray_reads(seed, trace, flows)))
         return self._seed_groups[key]
 
     def degenerate_values(self, task: Task, trace: Trace, flows: list[Flow]) -> list[Violation]:
@@ -310,7 +320,7 @@ class Coherence:
             return []
         return [Violation("no_goal", min(j for j, t in enumerate(trace.turn_of) if t == alone[-1]),
                           f"turn {alone[-1]} shares no value, flow or state with the other turns (its seed has "
-                          f"{allowed} such turns)")]
+                          f"{allowed} such turns)", turn=True)]
 
     def isolated_turns(self, task: Task, trace: Trace, flows: list[Flow]) -> list[int]:
         """The turns with calls that share nothing with the task's other turns (see the module docstring): one
@@ -349,6 +359,40 @@ class Coherence:
                     later = [u for j, u in enumerate(trace.turn_of) if u > t and trace.changed[j]]
                     linked.update((t, *later))
         return [t for t in turns if t not in linked]
+
+    def stray_read(self, task: Task, trace: Trace, flows: list[Flow], allowed: int = 0) -> list[Violation]:
+        stray = self.stray_reads(task, trace, flows)
+        if len(stray) <= allowed:
+            return []
+        return [Violation("no_goal", stray[-1], f"{trace.calls[stray[-1]].name}: a read that shares no value, flow "
+                          f"or state with the task's other calls (its seed has {allowed} such reads)")]
+
+    def stray_reads(self, task: Task, trace: Trace, flows: list[Flow]) -> list[int]:
+        """The reads (but the task's last call, its closing question) about nothing in particular (no distinctive
+        argument: a disk-usage check, "where am I") that share nothing with the task's other calls: no flow or
+        mention joins them to another call, and without them no later call reads or ends differently (a `cd` the
+        later calls rely on is not stray). A disk-usage check in a task about copying a file serves no goal of
+        that task, even when its turn asks for it."""
+        joined = {f.source for f in flows} | {f.target for f in flows}
+        for i, j in self._mentions(trace):
+            joined |= {i, j}
+        seen: dict[str, list[int]] = {}
+        for j, call in enumerate(trace.calls):
+            for _, value in arguments_of(call, self.params.get(call.name, [])):
+                if isinstance(value, (str, int, float)) and is_distinctive(value, self.words):
+                    seen.setdefault(json.dumps(value), []).append(j)
+        joined |= {j for at in seen.values() if len(set(at)) > 1 for j in at}
+        out, full = [], None
+        for j in range(len(trace.calls) - 1):
+            call = trace.calls[j]
+            if trace.changed[j] or j in joined or any(is_distinctive(v, self.words) for _, v in
+                                                      arguments_of(call, self.params.get(call.name, []))):
+                continue
+            full = full or _final_state(task, trace.calls)
+            results, final = _run(task, trace.calls[:j] + trace.calls[j + 1:])
+            if results[j:] == list(trace.results[j + 1:]) and final == full:
+                out.append(j)
+        return out
 
     def groups(self, trace: Trace, flows: list[Flow] | None = None) -> int:
         """How many groups of calls share nothing (see the module docstring)."""

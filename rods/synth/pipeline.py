@@ -310,7 +310,7 @@ class Pipeline:
                     if broken.call >= 0:
                         blacklist.add((broken.call, plan.calls[broken.call].name))
                         planner.remember_failure(seed, plan.calls[broken.call].name, broken.call)
-                    if broken.kind == "no_goal" and broken.call >= 0:  # a turn apart: another function at each call
+                    if broken.turn:  # a turn apart: another function at each of its calls
                         turn = plan.calls[broken.call].turn
                         blacklist.update((j, c.name) for j, c in enumerate(plan.calls) if c.turn == turn)
                     replan = True

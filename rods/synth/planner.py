@@ -365,6 +365,9 @@ class Planner:
             w *= 4.0 * (1 + math.log1p(seen)) if seen else 0.05
         for consumer in {s.api_class for s in slots[j + 1:] if j in s.sources}:  # it must feed later classes
             w *= 4.0 if consumer in self._feeds.get(name, ()) else 0.2
+        if (not slot.changed and not slot.sources and not node.required and j + 1 < len(slots)
+                and not any(j in s.sources for s in slots[j + 1:])):
+            w *= 0.05  # an argument-free read nothing flows from (a disk-usage check) would serve no goal here
         if name == slot.seed_function:
             w *= self.config.seed_function_weight * boost
         with self._lock:

@@ -120,6 +120,23 @@ def test_a_turn_that_shares_nothing_with_the_others_has_no_common_goal(bfcl_rule
     assert "no_goal" not in kinds(bfcl_rules, apart, seed=apart)  # its seed has such a turn too
 
 
+def test_a_read_that_shares_nothing_with_the_other_calls_serves_no_goal(bfcl_rules):
+    # a disk-usage check beside a copy and a look at the copied file: asked for, yet about nothing else asked
+    stray = bfcl_task([["du(human_readable=True)", "cp(source='notes.txt', destination='drafts')"],
+                       ["cd(folder='drafts')", "cat(file_name='notes.txt')"]], FS, ["GorillaFileSystem"])
+    found = [v for v in bfcl_rules.violations(stray) if v.kind == "no_goal"]
+    assert found and found[0].call == 0 and not found[0].turn, bfcl_rules.violations(stray)
+    # the same place, read for a reason: its listing names the file the copy takes
+    listed = bfcl_task([["ls()", "cp(source='notes.txt', destination='drafts')"],
+                        ["cd(folder='drafts')", "cat(file_name='notes.txt')"]], FS, ["GorillaFileSystem"])
+    assert "no_goal" not in kinds(bfcl_rules, listed)
+    assert "no_goal" not in kinds(bfcl_rules, stray, seed=stray)  # its seed has such a read too
+    # the task's closing question is its goal, not a stray read
+    closing = bfcl_task([["cp(source='notes.txt', destination='drafts')"], ["du(human_readable=True)"]], FS,
+                        ["GorillaFileSystem"])
+    assert not bfcl_rules.stray_reads(closing, trace_task(closing), [])
+
+
 def test_a_retelling_mentions_its_result_without_being_one_of_its_values(bfcl_rules):
     told = retelling('{"file_content": "Quarterly plan for the Lisbon office"}')
     assert told == "Quarterly plan for the Lisbon" and told != "Quarterly plan for the Lisbon office"
