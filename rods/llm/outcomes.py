@@ -10,7 +10,10 @@ send them with each call (`phrase`, `nouns`, `forms`). A slot is said three ways
 * a value the user supplies: the value itself (a form wraps some: "ticket 42");
 * a value the model must take from an earlier result: "that file" (its noun),
   so the query never gives it away;
-* the value a miss_param turn leaves out: "some file".
+* the value a miss_param turn leaves out: "a file" (the user says which next).
+
+A value the user said in an earlier turn is said again as it is ("'notes.txt'"),
+as people repeat a name, not "the same 'notes.txt'".
 
 A function without a phrase (a tool of a domain that has none, such as
 tau2-bench's or an MCP server's) gets a request built from its own name,
@@ -41,32 +44,29 @@ def say(value: Any) -> str:
     return str(value)
 
 
-def _supplied(param: str, value: Any, said: frozenset[str], forms: Mapping[str, str]) -> str:
+def _supplied(param: str, value: Any, forms: Mapping[str, str]) -> str:
     form = forms.get(param, "{v}")
     if form.startswith("bool:"):
         yes, no = form[5:].split("|")
         return yes if value else no
-    text = form.format(v=say(value), raw=value, raw_lower=str(value).lower())
-    if isinstance(value, str) and value in said and (form == "{v}" or form.startswith("the {v}")):
-        return "the same " + text.removeprefix("the ")  # said in an earlier turn: refer back to it
-    return text
+    return form.format(v=say(value), raw=value, raw_lower=str(value).lower())
 
 
-def slot(param: str, value: Any, *, bound: set[str], missing: str | None, said: frozenset[str],
+def slot(param: str, value: Any, *, bound: set[str], missing: str | None,
          nouns: Mapping[str, str] | None = None, forms: Mapping[str, str] | None = None) -> str:
     """One argument as said in a phrase's slot (see the module docstring)."""
     noun = (nouns or {}).get(param, "one")
     if param == missing:
-        return f"some {noun}"
+        return indefinite(noun)
     if param in bound:
         return f"that {noun}"
     if isinstance(value, list):
-        parts = [f"that {noun}" if f"{param}[{i}]" in bound else _supplied(param, v, said, forms or {})
+        parts = [f"that {noun}" if f"{param}[{i}]" in bound else _supplied(param, v, forms or {})
                  for i, v in enumerate(value)]
         if not parts:
             return "none"
         return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    return _supplied(param, value, said, forms or {})
+    return _supplied(param, value, forms or {})
 
 
 #: Words a tool's name starts with when it names an action ("cancel_order"); other names are things to
@@ -107,19 +107,23 @@ def _is_id(param: str) -> bool:
     return len(words) >= 2 and words[-1] in ("id", "ids", "number", "code", "key")
 
 
-def _said(param: str, value: Any, said: frozenset[str], nouns: Mapping[str, str] | None = None) -> str:
+def _said(param: str, value: Any, nouns: Mapping[str, str] | None = None) -> str:
     """A supplied value with what it is: "order 'o1001'" for ids, "'spring' as the tag" otherwise."""
     text = say(value)
-    again = isinstance(value, str) and value in said  # said in an earlier turn: refer back to it
     if isinstance(value, bool):
         return f"{noun(param, nouns)} {'on' if value else 'off'}"
     if _is_id(param) and not isinstance(value, list):
-        return f"{'the same ' if again else ''}{noun(param, nouns)} {text}"
-    return f"{'the same ' if again else ''}{text} as the {noun(param, nouns)}"
+        return f"{noun(param, nouns)} {text}"
+    return f"{text} as the {noun(param, nouns)}"
+
+
+def indefinite(noun: str) -> str:
+    """ "a folder", "an order": what a miss_param turn asks about without saying which."""
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
 
 
 def generic_outcome(function: str, arguments: dict[str, Any], *, description: str = "", params: Iterable[str] = (),
-                    bound: Iterable[str] = (), missing: str | None = None, said: Iterable[str] = (),
+                    bound: Iterable[str] = (), missing: str | None = None,
                     nouns: Mapping[str, str] | None = None, effect: str = "unknown") -> str:
     """A person's request for any tool, from its name, description and arguments (never its parameter names
     next to their values, nor its description's wording: `rods.synth.leak`).
@@ -137,8 +141,7 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
     first = next((p for p in [*params, *arguments] if p in arguments), None)
     if len(words) >= 2 and verb and first is not None and first != missing and \
             noun(first, nouns) == " ".join(words[1:]):  # lend_book(book_id=...): "lend that book", "lend book 'b1'"
-        said_first = f"that {noun(first, nouns)}" if first in bound_set else _said(first, arguments[first],
-                                                                                  frozenset(said), nouns)
+        said_first = f"that {noun(first, nouns)}" if first in bound_set else _said(first, arguments[first], nouns)
         head = f"{words[0]} {said_first}"
         arguments = {k: v for k, v in arguments.items() if k != first}
     elif len(words) >= 2 and verb:
@@ -149,7 +152,6 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
         head = f"take care of the {words[0]}"
     else:
         head = f"look up the {' '.join(words)}"
-    said_set = frozenset(said)
     order = [p for p in params if p in arguments] + [p for p in arguments if p not in params]
     parts = []
     for param in order:
@@ -157,7 +159,7 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
         if value in (None, "") or (param not in bound_set and param != missing and not _required_like(value)):
             continue
         if param == missing:
-            parts.append(f"some {noun(param, nouns)}")
+            parts.append(indefinite(noun(param, nouns)))
         elif param in bound_set:
             parts.append(f"that {noun(param, nouns)}")
         elif isinstance(value, list) and any(f"{param}[{i}]" in bound_set for i in range(len(value))):
@@ -165,7 +167,7 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
                      for i, v in enumerate(value)]
             parts.append(", ".join(items))
         else:
-            parts.append(_said(param, value, said_set, nouns))
+            parts.append(_said(param, value, nouns))
     text = head + (" for " + parts[0] if parts else "")
     if len(parts) > 1:
         text += ", with " + " and ".join(parts[1:])
@@ -183,7 +185,7 @@ def _required_like(value: Any) -> bool:
 
 
 def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] = (), bound: Iterable[str] = (),
-            missing: str | None = None, said: Iterable[str] = (), description: str = "",
+            missing: str | None = None, description: str = "",
             phrase: Sequence[Any] | None = None, nouns: Mapping[str, str] | None = None,
             forms: Mapping[str, str] | None = None, effect: str = "unknown") -> str:
     """One call as the outcome a person asks for.
@@ -194,7 +196,6 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
         params: the function's parameters in doc order (for arguments the phrase has no slot for).
         bound: arguments (or `name[i]` list items) the model must take from earlier results.
         missing: the argument a miss_param turn leaves out.
-        said: string values the user said in earlier turns (referred back to as "the same ...").
         description: the function's description (for a function without a phrase).
         phrase: the domain's outcome phrase for the function, `(pattern, {optional parameter: segment})`,
             or None (a request from the function's name and description, `generic_outcome`).
@@ -203,13 +204,13 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
     """
     if phrase is None:
         return generic_outcome(function, arguments, description=description, params=params, bound=bound,
-                               missing=missing, said=said, nouns=nouns, effect=effect)
+                               missing=missing, nouns=nouns, effect=effect)
     main, optional = phrase
-    bound_set, said_set = set(bound), frozenset(said)
+    bound_set = set(bound)
 
     def fill(template: str) -> str:
         return re.sub(r"\{(\w+)\}", lambda m: slot(m.group(1), arguments.get(m.group(1)), bound=bound_set,
-                                                   missing=missing, said=said_set, nouns=nouns, forms=forms),
+                                                   missing=missing, nouns=nouns, forms=forms),
                       template)
 
     used = set(re.findall(r"\{(\w+)\}", main))
@@ -219,8 +220,8 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
         if param not in arguments or arguments[param] in (None, ""):
             continue
         value = arguments[param]
-        if param in bound_set or param == missing:  # never the value itself: "that file", "some file"
-            piece = "with " + slot(param, value, bound=bound_set, missing=missing, said=said_set, nouns=nouns,
+        if param in bound_set or param == missing:  # never the value itself: "that file", "a file"
+            piece = "with " + slot(param, value, bound=bound_set, missing=missing, nouns=nouns,
                                    forms=forms) if not isinstance(segment, str) else fill(segment)
         elif isinstance(segment, (tuple, list)):  # a boolean: (said when true, said when false)
             piece = segment[0] if value else segment[1]
@@ -232,7 +233,7 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
             text += " " + piece
     extra = [k for k in arguments if k not in used and arguments[k] not in (None, "")]
     if extra:  # arguments the phrase has no slot for (unknown functions): their values, never their names
-        text += " using " + " and ".join(slot(k, arguments[k], bound=bound_set, missing=missing, said=said_set,
+        text += " using " + " and ".join(slot(k, arguments[k], bound=bound_set, missing=missing,
                                               nouns=nouns, forms=forms) for k in extra)
     return text
 

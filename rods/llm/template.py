@@ -10,7 +10,7 @@ what they want to know when the task ends on a read); each turn asks for its
 outcome in a person's words (the phrase table of `rods.llm.outcomes`), as a
 question when it only reads and an instruction when it changes something,
 never reciting a docstring or a parameter name, and refers back to earlier
-results and values ("that file", "the same 'x'") with no filler between turns;
+results ("that file") with no filler between turns;
 narratives come from the API classes involved; judge verdicts from simple
 heuristics; config patches are left to the executor's deterministic rules.
 
@@ -68,17 +68,17 @@ def action(description: str) -> str:
     return (imperative(first) + (" " + rest if rest else "")).strip()
 
 
-def call_outcome(call: dict[str, Any], missing: str | None, said: set[str]) -> str:
+def call_outcome(call: dict[str, Any], missing: str | None) -> str:
     """One call of a turn context as the outcome a person asks for (`rods.llm.outcomes`)."""
     params = list(call.get("params", {}))
     arguments, rename = named_arguments(call.get("arguments", {}), call.get("args", []), params)
     bound = {rename.get(b, b) for b in call.get("bound", [])}
-    return outcome(call["function"], arguments, params=params, bound=bound, missing=missing, said=said,
+    return outcome(call["function"], arguments, params=params, bound=bound, missing=missing,
                    description=call.get("description", ""), phrase=call.get("phrase"), nouns=call.get("nouns"),
                    forms=call.get("forms"), effect=_effect(call))
 
 
-def request(turn: dict[str, Any], said: set[str]) -> str:
+def request(turn: dict[str, Any]) -> str:
     """One turn's request: its calls' outcomes (a question when the turn only reads, an instruction when it
     changes something), or the value a miss_param turn left out."""
     if turn.get("kind") == "supply_missing":
@@ -87,12 +87,13 @@ def request(turn: dict[str, Any], said: set[str]) -> str:
         return f"Sorry, I forgot to say: I meant {say(miss['value'])} for the {what}."
     missing = turn.get("missing", {}) if turn.get("kind") == "ask_missing" else {}
     calls = grouped(turn.get("calls", []), missing.get("index"))
-    steps = [call_outcome(c, missing.get("param") if c.get("index") == missing.get("index") else None, said)
+    steps = [call_outcome(c, missing.get("param") if c.get("index") == missing.get("index") else None)
              for c in calls]
     if not steps:
         return "Where do things stand now?"
     steps = _collapsed(steps)
-    body = steps[0] if len(steps) == 1 else ", then ".join(steps[:-1]) + " and finally " + steps[-1]
+    last = ", and then " if len(steps) > 2 else " and then "
+    body = steps[0] if len(steps) == 1 else ", ".join(steps[:-1]) + last + steps[-1]
     if not any(_writes(c) for c in calls):
         return f"Can you {body}?"
     return f"Please {body}."
@@ -129,11 +130,11 @@ def _each(step: str) -> str:
 
 def _gist(call: dict[str, Any], missing: str | None = None) -> str:
     """A call's outcome as part of a goal: values the user gives kept, values taken from results as "a ...", the
-    value a miss_param turn leaves out as "some ..." (the goal must not give it away)."""
+    value a miss_param turn leaves out as "a ..." (the goal must not give it away)."""
     params = list(call.get("params", {}))
     arguments, rename = named_arguments(call.get("arguments", {}), call.get("args", []), params)
     bound = {rename.get(b, b) for b in call.get("bound", [])}
-    text = outcome(call["function"], arguments, params=params, bound=bound, missing=missing, said=set(),
+    text = outcome(call["function"], arguments, params=params, bound=bound, missing=missing,
                    description=call.get("description", ""), phrase=call.get("phrase"), nouns=call.get("nouns"),
                    forms=call.get("forms"), effect=_effect(call))
     for param in sorted(bound):
@@ -148,19 +149,25 @@ def _gist(call: dict[str, Any], missing: str | None = None) -> str:
 
 def goal(turns: list[dict[str, Any]]) -> str:
     """One sentence of what the person wants at the end, from the calls' effects: the last writes as what they
-    want done, the last read (when the task ends on one) as what they want to know; "" for a task without calls."""
+    want done, the last read (when the task ends on one) as what they want to know; "" for a task without calls,
+    and none for what the first request itself asks (a person does not announce it and then ask it)."""
     calls, left_out = [], {}
+    first: set[Any] = set()
     for turn in turns:
         if turn.get("kind") in ("calls", "ask_missing"):
+            if not calls:
+                first = {c.get("index") for c in turn.get("calls", [])}
             calls += turn.get("calls", [])
         if turn.get("kind") == "ask_missing":
             left_out[turn["missing"].get("index")] = turn["missing"].get("param")
     if len({c.get("index") for c in calls}) < 2:
         return ""  # one call: its request is the goal
     writes = [c for c in calls if _writes(c)]
-    wanted = [_gist(c, left_out.get(c.get("index"))) for c in writes[-2:]]
-    if not _writes(calls[-1]) or not writes:
-        wanted.append(_gist(calls[-1], left_out.get(calls[-1].get("index"))))
+    ends = writes[-2:] + ([] if writes and _writes(calls[-1]) else calls[-1:])
+    ends = [c for c in ends if c.get("index") not in first]  # what the first request asks is not announced
+    if not ends:
+        return ""
+    wanted = [_gist(c, left_out.get(c.get("index"))) for c in ends]
     wanted = list(dict.fromkeys(wanted))
     what = wanted[0] if len(wanted) == 1 else ", ".join(wanted[:-1]) + " and " + wanted[-1]
     frame = GOALS[sum(map(ord, "".join(c["function"] for c in calls))) % len(GOALS)]
@@ -168,8 +175,8 @@ def goal(turns: list[dict[str, Any]]) -> str:
 
 
 #: Ways a person states what they are after (one per task, picked by its calls, so tasks do not all open alike).
-GOALS = ("By the end I want to {what}.", "What I'm after: I need to {what}.", "I'm trying to {what}.",
-         "Today I have to {what}.", "Here's my goal: {what}.")
+GOALS = ("In the end I want to {what}.", "My goal is to {what}.", "I'm trying to {what}.",
+         "Eventually I need to {what}.", "What I want in the end is to {what}.")
 
 
 def grouped(calls: list[dict[str, Any]], keep: int | None = None, least: int = 3) -> list[dict[str, Any]]:
@@ -194,17 +201,6 @@ def grouped(calls: list[dict[str, Any]], keep: int | None = None, least: int = 3
         else:
             out.extend(calls[i:j + 1])
         i = j + 1
-    return out
-
-
-def spoken_values(turn: dict[str, Any]) -> set[str]:
-    """The string values a turn's query said (later turns may refer back to them)."""
-    out = {str(turn["missing"]["value"])} if turn.get("kind") == "supply_missing" else set()
-    missing = turn.get("missing", {}) if turn.get("kind") == "ask_missing" else {}
-    for call in turn.get("calls", []):
-        skip = set(call.get("bound", [])) | ({missing.get("param")} if call.get("index") == missing.get("index")
-                                             else set())
-        out |= {v for k, v in call.get("arguments", {}).items() if isinstance(v, str) and k not in skip}
     return out
 
 
@@ -253,18 +249,16 @@ class TemplateBackend(LLMBackend):
     @staticmethod
     def _rewrite(ctx: dict) -> dict:
         """All turns at once: the goal first (`goal`), then each turn's outcome in a person's words, referring
-        back to earlier results ("that file", "the same 'x'"), with no filler between turns."""
+        back to earlier results ("that file"), with no filler between turns."""
         turns = ctx.get("turns", [])
-        said: set[str] = set()
         queries = []
         spoken = 0
         for turn in turns:
             if turn.get("kind") == "reveal":
                 queries.append("")
                 continue
-            body = request(turn, said)
+            body = request(turn)
             queries.append(f"{goal(turns)} {body}".strip() if spoken == 0 else body)
-            said |= spoken_values(turn)
             spoken += 1
         return {"queries": queries}
 
@@ -272,7 +266,7 @@ class TemplateBackend(LLMBackend):
     def _rewrite_turn(ctx: dict) -> dict:
         """The no-rewrite ablation: one turn on its own (no narrative, no other turns)."""
         turn = ctx.get("turn", {})
-        return {"query": "" if turn.get("kind") == "reveal" else request(turn, set())}
+        return {"query": "" if turn.get("kind") == "reveal" else request(turn)}
 
     @staticmethod
     def _judge(ctx: dict) -> dict:

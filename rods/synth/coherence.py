@@ -26,7 +26,10 @@ Each rule is a detector over a task executed on its own environment
   `cd` that later calls rely on is used), and whose answer its turn's query
   does not ask for (the query neither says one of its values nor a content
   word of its name or description; the last call of a turn is always asked
-  for); or a repeat of an earlier identical read with no write between;
+  for); or a repeat of an earlier identical read with no write between; or
+  a read whose answer the task already knows (`Known`: every value of it was
+  in an earlier result or call), more such reads than its seed has (a variant
+  beside its seed only: people ask for what they know, too);
 * ``no_goal``: calls that share nothing: the task's calls fall into more
   groups than its seed's, calls joined when one feeds another, when they use a
   common distinctive value, when one's text mentions what another returned,
@@ -167,7 +170,7 @@ class Coherence:
         for cls in classes:
             self.nouns.update(domain_of(cls).nouns())
         self.observe(observed)
-        self._seed_groups: dict[str, tuple[int, int, int]] = {}
+        self._seed_groups: dict[str, tuple[int, int, int, int]] = {}
         self.parameter_names = {p for names in self.params.values() for p in names}
 
     def observe(self, flows: Iterable[tuple[str, str, str]]) -> None:
@@ -190,7 +193,7 @@ class Coherence:
         its seed's own grouping (a seed that does two unrelated things lets its variants do so too). Without
         `queries` (a ground truth whose queries are not written yet), `unused_read` finds only repeats."""
         wanted = set(kinds)
-        allowed = (1, 0, 0) if seed is None or "no_goal" not in wanted else self.seed_groups(seed)
+        allowed = (1, 0, 0, 0) if seed is None or "no_goal" not in wanted else self.seed_groups(seed)
         trace = trace or trace_task(task)
         flows = flows_of(trace, self.params)
         found = [*self.degenerate_values(task, trace, flows), *self.id_as_name(trace),
@@ -199,6 +202,8 @@ class Coherence:
             found += self.superfluous_writes(task, trace)
         if "unused_read" in wanted:
             found += self.unused_reads(task, trace, flows, queries)
+            if seed is not None and (not found or found[-1].kind != "unused_read"):  # judged beside its seed only
+                found += self.known_read(task, trace, self.seed_groups(seed)[3])
         if "no_goal" in wanted:
             found += self.no_goal(trace, flows, allowed[0])
             if not found or found[-1].kind != "no_goal":
@@ -207,15 +212,15 @@ class Coherence:
                 found += self.stray_read(task, trace, flows, allowed[2])
         return [v for v in found if v.kind in wanted]
 
-    def seed_groups(self, seed: Task) -> tuple[int, int, int]:
-        """`groups`, the number of `isolated_turns` and of `stray_reads` of a seed's ground truth, computed once
-        per seed content."""
+    def seed_groups(self, seed: Task) -> tuple[int, int, int, int]:
+        """`groups`, the numbers of `isolated_turns`, `stray_reads` and `known_reads` of a seed's ground truth,
+        computed once per seed content."""
         key = content_hash(seed)
         if key not in self._seed_groups:
             trace = trace_task(seed)
             flows = flows_of(trace, self.params)
             self._seed_groups[key] = (self.groups(trace, flows), len(self.isolated_turns(seed, trace, flows)),
-                                      len(self.stray_reads(seed, trace, flows)))
+                                      len(self.stray_reads(seed, trace, flows)), len(self.known_reads(seed, trace)))
         return self._seed_groups[key]
 
     def degenerate_values(self, task: Task, trace: Trace, flows: list[Flow]) -> list[Violation]:
@@ -305,6 +310,28 @@ class Coherence:
             if results[j:] == full[0][j + 1:] and final == full[1]:
                 out.append(Violation("unused_read", j, f"{call.name}: nothing later uses what it reads, and the "
                                      "turn asks for another call's answer"))
+        return out
+
+    def known_read(self, task: Task, trace: Trace, allowed: int = 0) -> list[Violation]:
+        known = self.known_reads(task, trace)
+        if len(known) <= allowed:
+            return []
+        return [Violation("unused_read", known[-1], f"{trace.calls[known[-1]].name}: its answer is already known "
+                          f"(its seed has {allowed} such reads)")]
+
+    def known_reads(self, task: Task, trace: Trace) -> list[int]:
+        """The reads whose answer the task already knows (`Known.answers`). A read later calls rely on (a `cd`:
+        without it a later result or the final state differs) is not counted."""
+        out, full = [], None
+        earlier = Known()
+        for j, call in enumerate(trace.calls):
+            mine = [v for _, v in arguments_of(call, self.params.get(call.name, []))]
+            if not trace.changed[j] and earlier.answers(trace.results[j], mine):
+                full = full or _final_state(task, trace.calls)
+                results, final = _run(task, trace.calls[:j] + trace.calls[j + 1:])
+                if results[j:] == list(trace.results[j + 1:]) and final == full:
+                    out.append(j)
+            earlier.add(trace.results[j], mine)
         return out
 
     def no_goal(self, trace: Trace, flows: list[Flow], allowed: int = 1) -> list[Violation]:
@@ -485,6 +512,33 @@ class Coherence:
         if not out:  # a bare result (a number, a sentence): what the source function returns
             out = role(source.name, self.nouns)
         return out
+
+
+class Known:
+    """What a task's earlier calls told: their results' and arguments' texts and numbers; `answers` says
+    whether a read's result adds nothing to it."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.numbers: set[float] = set()
+
+    def add(self, result: str, arguments: Iterable[Any]) -> None:
+        values = [v for _, v in value_paths(result_value(result)) if not isinstance(v, bool)]
+        self.texts += [v for v in [*values, *arguments] if isinstance(v, str)]
+        self.numbers |= {v for v in values if isinstance(v, (int, float))}
+
+    def answers(self, result: str, arguments: Iterable[Any]) -> bool:
+        """Whether the result is known already: it tells something (a text or a number), and every text and
+        number in it appears in an earlier result or call (the end of a file whose whole text was just shown, a
+        reservation the cancellation just returned). A result that only repeats the call's own arguments (a
+        `cd`'s new folder) is an acknowledgement, not an answer; an empty one is left to the other rules."""
+        mine = [v for v in arguments if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+        told = [v for _, v in value_paths(result_value(result)) if not isinstance(v, bool)
+                and (isinstance(v, (int, float)) or (isinstance(v, str) and v.strip()))]
+        if not told or all(v in mine for v in told):
+            return False
+        return all(v in self.numbers if isinstance(v, (int, float)) else any(v.strip() in t for t in self.texts)
+                   for v in told)
 
 
 def retellings(trace: Trace, params: dict[str, list[str]], vocabulary: frozenset[str]) -> dict[tuple[int, str], int]:

@@ -38,7 +38,7 @@ from rods.envs.validation import static_failure
 from rods.synth import state as state_view
 from rods.synth.api_graph import function_docs, seeds_of
 from rods.synth.arguments import ArgumentProposer
-from rods.synth.coherence import Coherence, retelling
+from rods.synth.coherence import Coherence, Known, retelling
 from rods.synth.free_text import FreeText
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import (
@@ -229,6 +229,7 @@ class _Search:
             if (planned.held_out and name in used) or name not in env.functions:
                 continue
             kept = 0
+            later: list[Step] = []
 
             def fits(src: int, param: str, value: Any, name: str = name) -> bool:
                 """A fed value keeps its role (`rods.synth.coherence`): no order id given as a price."""
@@ -267,7 +268,12 @@ class _Search:
                 if not step.changed and is_empty(step.result):
                     continue  # a read that finds nothing asks for nothing (the judge's progress check)
                 step.bindings = _bindings(arguments, fed, [s.result for s in steps])
+                if not step.changed and known(steps).answers(step.result, [*arguments.values()]):
+                    later.append(step)  # its answer is known already (the end of a file just shown): tried last
+                    continue
                 kept += 1
+                yield step
+            for step in later[: max(0, KEPT_PER_FUNCTION - kept)]:
                 yield step
         self._fail(j, names[j], "no function and arguments fit the planned data flow here", "plan", None, env, steps)
 
@@ -297,6 +303,14 @@ class _Search:
             return
         step.bindings = dict(planned.bindings)
         yield step
+
+
+def known(steps: list[Step]) -> Known:
+    """What the steps so far told (`rods.synth.coherence.Known`)."""
+    out = Known()
+    for step in steps:
+        out.add(step.result, [*step.call.arguments.values(), *step.call.args])
+    return out
 
 
 @functools.lru_cache(maxsize=64)

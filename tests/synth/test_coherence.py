@@ -137,6 +137,21 @@ def test_a_read_that_shares_nothing_with_the_other_calls_serves_no_goal(bfcl_rul
     assert not bfcl_rules.stray_reads(closing, trace_task(closing), [])
 
 
+def test_a_read_whose_answer_is_already_known_is_pointless_beside_a_seed_without_one(bfcl_rules):
+    # the end of a file whose whole text was just shown, against a seed that counts the file's lines instead
+    shown = bfcl_task([["cat(file_name='notes.txt')"], ["tail(file_name='notes.txt', lines=1)"]], FS,
+                      ["GorillaFileSystem"])
+    counted = bfcl_task([["cat(file_name='notes.txt')"], ["wc(file_name='notes.txt', mode='l')"]], FS,
+                        ["GorillaFileSystem"])
+    found = [v for v in bfcl_rules.violations(shown, seed=counted) if v.kind == "unused_read"]
+    assert [v.call for v in found] == [1] and "already known" in found[0].detail, found
+    assert "unused_read" not in kinds(bfcl_rules, counted, seed=counted)  # a count is news
+    assert "unused_read" not in kinds(bfcl_rules, shown, seed=shown)  # its seed asks for what it knows too
+    # an acknowledgement that repeats the call's own argument is no answer: a `cd` into a folder just listed
+    moved = bfcl_task([["ls()"], ["cd(folder='drafts')", "touch(file_name='a.txt')"]], FS, ["GorillaFileSystem"])
+    assert not bfcl_rules.known_reads(moved, trace_task(moved))
+
+
 def test_a_retelling_mentions_its_result_without_being_one_of_its_values(bfcl_rules):
     told = retelling('{"file_content": "Quarterly plan for the Lisbon office"}')
     assert told == "Quarterly plan for the Lisbon" and told != "Quarterly plan for the Lisbon office"

@@ -48,7 +48,7 @@ OUTCOMES: dict[str, tuple[str, dict[str, Any]]] = {
     "rm": ("remove {file_name} for good", {}),
     "rmdir": ("remove {dir_name} entirely, it is an empty folder", {}),
     "sort": ("sort {file_name} alphabetically", {}),
-    "tail": ("show me the last part of {file_name}", {"lines": "(just the final {lines} lines)"}),
+    "tail": ("show me the end of {file_name}", {"lines": "(just the final {lines} lines)"}),
     "touch": ("create an empty file called {file_name}", {}),
     "wc": ("count what is in {file_name}", {"mode": {"l": "line by line", "w": "word by word",
                                                      "c": "character by character"}}),
