@@ -12,7 +12,9 @@ so they are valid *in that state*:
   ``symbol`` <- ``orders/*/symbol``, ``user_id`` <- ``user_map``), the entries
   of the current directory for file-system names, an enum value of the doc, or
   a fresh distinctive word / number / date from the plan's
-  :class:`~rods.synth.values.ValueRemapper` (names a call creates, amounts).
+  :class:`~rods.synth.values.ValueRemapper` (names a call creates, amounts);
+  the search text of a call that only reads (a pattern, a keyword) is a word
+  or two of a text the state holds, so a search looks for what is there.
 
 Proposals are only proposals: the executor keeps the first one whose data-flow
 edges are exactly the plan's and whose call runs without an error. Only a
@@ -240,7 +242,25 @@ class ArgumentProposer:
             return self.rng.choice(again)  # the thing an earlier call was about: one goal, not two
         if options and ("id" in parts or self.rng.random() < (0.95 if reading else 0.7)):
             return self.rng.choice(options)
+        if reading and kind == "string" and parts & TEXT_WORDS:
+            phrase = self._phrase_from(state)
+            if phrase is not None:
+                return phrase
         return self._fresh(name, kind)
+
+    def _phrase_from(self, state: list[Segment]) -> str | None:
+        """A word or two of a text the state holds (a line of a file, a title): what a person searches for is
+        in the data, not made up. None when the state holds no text."""
+        texts = [v for _, values in state for (_, _, _, v) in values if isinstance(v, str) and len(v.split()) >= 3]
+        if not texts:
+            return None
+        words = [w.strip(".,;:!?\"()[]") for w in self.rng.choice(texts).split()]
+        starts = [i for i, w in enumerate(words) if re.fullmatch(r"[A-Za-z][A-Za-z'-]{3,}", w)]
+        if not starts:
+            return None
+        start = self.rng.choice(starts)
+        both = start + 1 < len(words) and re.fullmatch(r"[A-Za-z'-]{2,}", words[start + 1]) and self.rng.random() < 0.5
+        return " ".join(words[start:start + 2]) if both else words[start]
 
     def _fresh(self, name: str, kind: str) -> Any:
         parts = tokens(name)

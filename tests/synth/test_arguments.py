@@ -49,6 +49,18 @@ def test_a_fed_parameter_takes_a_value_its_source_produced():
     assert list(_proposer().propose("cat", env, {2: [[42, 7.5]]}, limit=3)) == []
 
 
+def test_a_search_looks_for_words_the_state_holds_and_a_write_may_make_up_text():
+    fs = {"GorillaFileSystem": {"root": {"ana": {"type": "directory", "contents": {
+        "notes.txt": {"type": "file", "content": "Quarterly budget review for the Lisbon office"}}}}}}
+    env = ToolEnvironment(fs, ["GorillaFileSystem"])
+    text = "Quarterly budget review for the Lisbon office"
+    patterns = [a["pattern"] for seed in range(10) for a, _ in _proposer(seed).propose("grep", env, {}, limit=2,
+                                                                                       reading=True)]
+    assert patterns and all(p in text for p in patterns), patterns
+    written = [a["content"] for seed in range(10) for a, _ in _proposer(seed).propose("echo", env, {}, limit=2)]
+    assert any(w not in text for w in written)  # a write says something new
+
+
 def test_enums_and_names():
     assert enum_values({"type": "string", "description": 'Door. [Enum]: ["driver", "passenger"]'}) == ["driver",
                                                                                                       "passenger"]

@@ -46,8 +46,10 @@ def test_most_seeds_of_every_category_get_a_variant(run):
     seeds, accepted, pipeline = run
     assert len(seeds) == 40
     parents = {t.provenance.parent_id for t in accepted}
-    # the coherence rules (rods.synth.coherence) turn away variants a person would not ask for: 3 of 4 seeds yield
-    assert len(parents) >= 0.75 * len(seeds), pipeline.report()["rejections"]
+    # the coherence rules (rods.synth.coherence) turn away variants a person would not ask for, stray and
+    # already-answered reads among them: about two seeds in three yield (27 of 40 here, 30 before search terms
+    # came from the state; 204 vs 206 of 360 accepted over the pipeline seeds 7-9, within the draw's noise)
+    assert len(parents) >= 0.65 * len(seeds), pipeline.report()["rejections"]
     assert {t.category for t in accepted} == {"base", "miss_func", "miss_param", "long_context"}
     stats = pipeline.stats
     assert stats.variants == 3 * len(seeds) and stats.accepted == len(accepted)
