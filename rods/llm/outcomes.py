@@ -83,6 +83,9 @@ VERBS = frozenset("""get set list find search show view read open check look fet
 READ_VERBS = frozenset("""get list find search show view read open check look fetch count sum calculate compute
     convert estimate compare sort filter rank verify validate track""".split())
 
+#: Last words of a read's name that only say "everything about it" (`get_user_details` looks up a user).
+DETAIL_WORDS = frozenset({"details", "detail", "info", "information", "data", "record", "profile", "summary"})
+
 #: Words too general to tell a user which tool a request is for.
 _PLAIN = frozenset("""the and for with from into that this what which when each every some their there about
     above after before given other only also been have will would should could does made make using used more
@@ -107,14 +110,46 @@ def _is_id(param: str) -> bool:
     return len(words) >= 2 and words[-1] in ("id", "ids", "number", "code", "key")
 
 
+#: Nouns of people: a person is said by name ("the author named 'Ines Moreau'"), not as a parameter's value.
+PERSON_NOUNS = frozenset("""author member user customer owner person passenger contact recipient receiver sender
+    guest client patient student employee artist writer""".split())
+#: Nouns said with a preposition instead ("from 'ORD'", "to 'EWR'", "on '2024-05-19'").
+PREPOSITIONS = {"origin": "from", "source": "from", "departure": "from", "sender": "from",
+                "destination": "to", "target": "to", "arrival": "to", "date": "on", "day": "on"}
+#: Nouns that are what the thing is called: the value alone ("add the member 'Hana Sato'").
+NAMING_NOUNS = frozenset({"name", "full name", "title"})
+
+
 def _said(param: str, value: Any, nouns: Mapping[str, str] | None = None) -> str:
-    """A supplied value with what it is: "order 'o1001'" for ids, "'spring' as the tag" otherwise."""
+    """A supplied value as a person says it: "order 'o1001'" for ids, "from 'ORD'", "on '2024-05-19'", "the author
+    named 'Ines Moreau'", a name alone; otherwise "'spring' as the tag" (never the parameter's name right
+    before its value, which `rods.synth.leak` counts as reciting it)."""
     text = say(value)
+    what = noun(param, nouns)
+    last = what.split()[-1] if what.split() else what
     if isinstance(value, bool):
-        return f"{noun(param, nouns)} {'on' if value else 'off'}"
+        return f"{what} {'on' if value else 'off'}"
     if _is_id(param) and not isinstance(value, list):
-        return f"{noun(param, nouns)} {text}"
-    return f"{text} as the {noun(param, nouns)}"
+        return f"{what} {text}"
+    if last in PREPOSITIONS and not isinstance(value, (list, dict)):
+        return f"{PREPOSITIONS[last]} {text}"
+    if what in NAMING_NOUNS and isinstance(value, str):
+        return text
+    if last in PERSON_NOUNS and isinstance(value, str):
+        return f"the {what} named {text}"
+    return f"{text} as the {what}"
+
+
+def _joined(head: str, parts: list[str], direct: set[int]) -> str:
+    """A request's head and its arguments: names and prepositional parts (`direct`: "'Hana Sato'", "from 'ORD'")
+    right after the head, the rest as "for ..., with ... and ..."."""
+    rest = [p for i, p in enumerate(parts) if i not in direct]
+    text = " ".join([head, *(p for i, p in enumerate(parts) if i in direct)])
+    if rest:
+        text += " for " + rest[0]
+    if len(rest) > 1:
+        text += ", with " + " and ".join(rest[1:])
+    return text
 
 
 def indefinite(noun: str) -> str:
@@ -139,7 +174,14 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
     verb = words[0] in (READ_VERBS if effect == "read" else VERBS) or (effect == "write" and words[0] not in READ_VERBS)
     bound_set = set(bound)
     first = next((p for p in [*params, *arguments] if p in arguments), None)
-    if len(words) >= 2 and verb and first is not None and first != missing and \
+    about = None  # get_user_details(user_id=...), book_details(book_id=...): "look up user 'x'", "look up that book"
+    if len(words) >= 2 and words[-1] in DETAIL_WORDS and effect != "write":
+        about = " ".join(words[1:-1] if words[0] in READ_VERBS else words[:-1])
+    if first is not None and first != missing and about and noun(first, nouns) == about:
+        said_first = f"that {noun(first, nouns)}" if first in bound_set else _said(first, arguments[first], nouns)
+        head = f"look up {said_first}"
+        arguments = {k: v for k, v in arguments.items() if k != first}
+    elif len(words) >= 2 and verb and first is not None and first != missing and \
             noun(first, nouns) == " ".join(words[1:]):  # lend_book(book_id=...): "lend that book", "lend book 'b1'"
         said_first = f"that {noun(first, nouns)}" if first in bound_set else _said(first, arguments[first], nouns)
         head = f"{words[0]} {said_first}"
@@ -153,7 +195,8 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
     else:
         head = f"look up the {' '.join(words)}"
     order = [p for p in params if p in arguments] + [p for p in arguments if p not in params]
-    parts = []
+    parts: list[str] = []
+    direct: set[int] = set()  # parts said right after the head: a name, "from 'ORD'"
     for param in order:
         value = arguments[param]
         if value in (None, "") or (param not in bound_set and param != missing and not _required_like(value)):
@@ -161,16 +204,21 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
         if param == missing:
             parts.append(indefinite(noun(param, nouns)))
         elif param in bound_set:
-            parts.append(f"that {noun(param, nouns)}")
+            what = noun(param, nouns)
+            prep = PREPOSITIONS.get(what.split()[-1] if what.split() else what)
+            if prep:
+                direct.add(len(parts))
+            parts.append(f"{prep} that {what}" if prep else f"that {what}")
         elif isinstance(value, list) and any(f"{param}[{i}]" in bound_set for i in range(len(value))):
             items = [f"that {noun(param, nouns)}" if f"{param}[{i}]" in bound_set else say(v)
                      for i, v in enumerate(value)]
             parts.append(", ".join(items))
         else:
-            parts.append(_said(param, value, nouns))
-    text = head + (" for " + parts[0] if parts else "")
-    if len(parts) > 1:
-        text += ", with " + " and ".join(parts[1:])
+            said = _said(param, value, nouns)
+            if said == say(value) or said.startswith(tuple(f"{w} " for w in set(PREPOSITIONS.values()))):
+                direct.add(len(parts))
+            parts.append(said)
+    text = _joined(head, parts, direct)
     mine = {w for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in _PLAIN}
     described = [w for w in re.findall(r"[a-z]{4,}", description.lower()) if w not in _PLAIN]
     supplied = [p for p in order if p not in bound_set and p != missing and arguments[p] not in (None, "")]

@@ -567,14 +567,15 @@ def retellings(trace: Trace, params: dict[str, list[str]], vocabulary: frozenset
 
 def retelling(result: str, call: ToolCall | None = None) -> str | None:
     """A text that retells a call without being one of its values: its result's text values joined (several),
-    or the words of its one text value but the last (three words or more); else a note of the call's own text
-    arguments ("About archive"); None when there is nothing to tell."""
+    or the first line of its one text value as news ("Update: Quarterly plan for the Lisbon office", two words or
+    more: whole, as a person would pass it on, not cut short); else a note of the call's own text arguments
+    ("About archive"); None when there is nothing to tell."""
     texts = [str(v) for _, v in value_paths(result_value(result)) if _tellable(v)]
     if len(texts) >= 2:
         return ", ".join(texts[:6])
-    words = texts[0].split() if texts else []
-    if len(words) >= 3:
-        return " ".join(words[:-1])
+    lines = texts[0].strip().splitlines() if texts else []
+    if lines and len(lines[0].split()) >= 2:
+        return f"Update: {lines[0].strip()}"
     told = [v for v in [*call.arguments.values(), *call.args] if isinstance(v, str) and v.strip()] if call else []
     return f"About {' and '.join(told[:2])}" if told else None
 

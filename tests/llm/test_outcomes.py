@@ -75,3 +75,19 @@ def test_a_tool_named_like_a_bfcl_function_outside_bfcl_is_phrased_from_its_own_
     bfcl = outcome("cat", {"file_name": "notes.txt"}, params=["file_name"])
     assert "contents" in bfcl and "contents" not in text
     assert "company" not in phrase_outcome("add_member", {"name": "Ines Moreau"}, params=["name"], bound=["name"])
+
+
+def test_generic_requests_say_people_places_and_dates_as_people_do():
+    """Not "'Cyrus Zimmer' as the author": a person by name, places and dates with their prepositions."""
+    by = phrase_outcome("search_books", {"author": "Cyrus Zimmer"}, params=["author"], effect="read")
+    assert by == "search the books for the author named 'Cyrus Zimmer'"
+    trip = phrase_outcome("search_direct_flight", {"origin": "ORD", "destination": "EWR", "date": "2024-05-19"},
+                   params=["origin", "destination", "date"], effect="read")
+    assert trip == "search the direct flight from 'ORD' to 'EWR' on '2024-05-19'"
+    found = phrase_outcome("search_direct_flight", {"origin": "ORD", "destination": "EWR", "date": "2024-05-19"},
+                    params=["origin", "destination", "date"], bound=["origin"], effect="read")
+    assert found.startswith("search the direct flight from that origin to 'EWR'") and "ORD" not in found
+    named = phrase_outcome("add_member", {"name": "Hana Sato"}, params=["name"], effect="write")
+    assert named == "add the member 'Hana Sato'"
+    for text in (by, trip, found):
+        assert " as the " not in text

@@ -153,8 +153,8 @@ def test_a_read_whose_answer_is_already_known_is_pointless_beside_a_seed_without
 
 
 def test_a_retelling_mentions_its_result_without_being_one_of_its_values(bfcl_rules):
-    told = retelling('{"file_content": "Quarterly plan for the Lisbon office"}')
-    assert told == "Quarterly plan for the Lisbon" and told != "Quarterly plan for the Lisbon office"
+    told = retelling('{"file_content": "Quarterly plan for the Lisbon office\\nBudget: 12"}')
+    assert told == "Update: Quarterly plan for the Lisbon office"  # whole, not cut short, and not the value itself
     assert retelling('{"matches": ["a.txt", "b.txt"]}') == "a.txt, b.txt"
     task = bfcl_task([["cat(file_name='notes.txt')"], ["post_tweet(content='Quarterly plan for the Lisbon')"]],
                      {**FS, "TwitterAPI": {"username": "alex", "authenticated": True}},
