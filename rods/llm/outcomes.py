@@ -120,24 +120,29 @@ PREPOSITIONS = {"origin": "from", "source": "from", "departure": "from", "sender
 NAMING_NOUNS = frozenset({"name", "full name", "title"})
 
 
-def _said(param: str, value: Any, nouns: Mapping[str, str] | None = None) -> str:
-    """A supplied value as a person says it: "order 'o1001'" for ids, "from 'ORD'", "on '2024-05-19'", "the author
-    named 'Ines Moreau'", a name alone; otherwise "'spring' as the tag" (never the parameter's name right
-    before its value, which `rods.synth.leak` counts as reciting it)."""
+def _said(param: str, value: Any, nouns: Mapping[str, str] | None = None) -> tuple[str, bool]:
+    """A supplied value as a person says it, and whether it goes right after the request's head: "order 'o1001'"
+    for ids, "from 'ORD'", "on '2024-05-19'" and a name alone (right after the head), "the author named 'Ines
+    Moreau'"; otherwise "'spring' as the tag" (never the parameter's name right before its value, which
+    `rods.synth.leak` counts as reciting it)."""
     text = say(value)
     what = noun(param, nouns)
-    last = what.split()[-1] if what.split() else what
     if isinstance(value, bool):
-        return f"{what} {'on' if value else 'off'}"
+        return f"{what} {'on' if value else 'off'}", False
     if _is_id(param) and not isinstance(value, list):
-        return f"{what} {text}"
-    if last in PREPOSITIONS and not isinstance(value, (list, dict)):
-        return f"{PREPOSITIONS[last]} {text}"
+        return f"{what} {text}", False
+    if _last(what) in PREPOSITIONS and not isinstance(value, (list, dict)):
+        return f"{PREPOSITIONS[_last(what)]} {text}", True
     if what in NAMING_NOUNS and isinstance(value, str):
-        return text
-    if last in PERSON_NOUNS and isinstance(value, str):
-        return f"the {what} named {text}"
-    return f"{text} as the {what}"
+        return text, True
+    if _last(what) in PERSON_NOUNS and isinstance(value, str):
+        return f"the {what} named {text}", False
+    return f"{text} as the {what}", False
+
+
+def _last(noun: str) -> str:
+    """A noun's head word ("departure date" -> "date")."""
+    return noun.split()[-1] if noun.split() else noun
 
 
 def _joined(head: str, parts: list[str], direct: set[int]) -> str:
@@ -153,8 +158,8 @@ def _joined(head: str, parts: list[str], direct: set[int]) -> str:
 
 
 def indefinite(noun: str) -> str:
-    """ "a folder", "an order": what a miss_param turn asks about without saying which."""
-    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+    """ "a folder", "an order", "a user": what a miss_param turn asks about without saying which."""
+    return ("an " if noun[:1].lower() in "aeio" else "a ") + noun
 
 
 def generic_outcome(function: str, arguments: dict[str, Any], *, description: str = "", params: Iterable[str] = (),
@@ -178,12 +183,12 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
     if len(words) >= 2 and words[-1] in DETAIL_WORDS and effect != "write":
         about = " ".join(words[1:-1] if words[0] in READ_VERBS else words[:-1])
     if first is not None and first != missing and about and noun(first, nouns) == about:
-        said_first = f"that {noun(first, nouns)}" if first in bound_set else _said(first, arguments[first], nouns)
+        said_first = f"that {noun(first, nouns)}" if first in bound_set else _said(first, arguments[first], nouns)[0]
         head = f"look up {said_first}"
         arguments = {k: v for k, v in arguments.items() if k != first}
     elif len(words) >= 2 and verb and first is not None and first != missing and \
             noun(first, nouns) == " ".join(words[1:]):  # lend_book(book_id=...): "lend that book", "lend book 'b1'"
-        said_first = f"that {noun(first, nouns)}" if first in bound_set else _said(first, arguments[first], nouns)
+        said_first = f"that {noun(first, nouns)}" if first in bound_set else _said(first, arguments[first], nouns)[0]
         head = f"{words[0]} {said_first}"
         arguments = {k: v for k, v in arguments.items() if k != first}
     elif len(words) >= 2 and verb:
@@ -205,7 +210,7 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
             parts.append(indefinite(noun(param, nouns)))
         elif param in bound_set:
             what = noun(param, nouns)
-            prep = PREPOSITIONS.get(what.split()[-1] if what.split() else what)
+            prep = PREPOSITIONS.get(_last(what))
             if prep:
                 direct.add(len(parts))
             parts.append(f"{prep} that {what}" if prep else f"that {what}")
@@ -214,8 +219,8 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
                      for i, v in enumerate(value)]
             parts.append(", ".join(items))
         else:
-            said = _said(param, value, nouns)
-            if said == say(value) or said.startswith(tuple(f"{w} " for w in set(PREPOSITIONS.values()))):
+            said, right_after = _said(param, value, nouns)
+            if right_after:
                 direct.add(len(parts))
             parts.append(said)
     text = _joined(head, parts, direct)

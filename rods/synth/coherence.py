@@ -56,7 +56,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from rods.envs.calls import ToolCall
 from rods.envs.contract import environment_for
@@ -83,6 +83,16 @@ GENERIC = frozenset({"id", "ids", "the", "of", "to", "a", "an", "new", "value", 
                      "info", "item", "items", "list", "result", "results", "number", "num", "str", "text"})
 #: An id: a word ending in two or more digits (`M102`, `bk-203`, `USR001`, `raj_sanchez_7340`), or 4+ digits.
 ID_SHAPE = re.compile(r"[A-Za-z][A-Za-z_:-]*\d{2,}|\d{4,}")
+
+
+class SeedCounts(NamedTuple):
+    """How much of what the relative rules count a task may have: its seed's own figures (a seed that does two
+    unrelated things lets its variants do so too); the defaults judge a task on its own."""
+
+    groups: int = 1
+    isolated_turns: int = 0
+    stray_reads: int = 0
+    known_reads: int = 0
 
 
 @dataclass(frozen=True)
@@ -170,7 +180,7 @@ class Coherence:
         for cls in classes:
             self.nouns.update(domain_of(cls).nouns())
         self.observe(observed)
-        self._seed_groups: dict[str, tuple[int, int, int, int]] = {}
+        self._seed_groups: dict[str, SeedCounts] = {}
         self.parameter_names = {p for names in self.params.values() for p in names}
 
     def observe(self, flows: Iterable[tuple[str, str, str]]) -> None:
@@ -193,7 +203,7 @@ class Coherence:
         its seed's own grouping (a seed that does two unrelated things lets its variants do so too). Without
         `queries` (a ground truth whose queries are not written yet), `unused_read` finds only repeats."""
         wanted = set(kinds)
-        allowed = (1, 0, 0, 0) if seed is None or "no_goal" not in wanted else self.seed_groups(seed)
+        allowed = SeedCounts() if seed is None or "no_goal" not in wanted else self.seed_groups(seed)
         trace = trace or trace_task(task)
         flows = flows_of(trace, self.params)
         found = [*self.degenerate_values(task, trace, flows), *self.id_as_name(trace),
@@ -203,24 +213,24 @@ class Coherence:
         if "unused_read" in wanted:
             found += self.unused_reads(task, trace, flows, queries)
             if seed is not None and (not found or found[-1].kind != "unused_read"):  # judged beside its seed only
-                found += self.known_read(task, trace, self.seed_groups(seed)[3])
+                found += self.known_read(task, trace, self.seed_groups(seed).known_reads)
         if "no_goal" in wanted:
-            found += self.no_goal(trace, flows, allowed[0])
+            found += self.no_goal(trace, flows, allowed.groups)
             if not found or found[-1].kind != "no_goal":
-                found += self.isolated_turn(task, trace, flows, allowed[1])
+                found += self.isolated_turn(task, trace, flows, allowed.isolated_turns)
             if not found or found[-1].kind != "no_goal":
-                found += self.stray_read(task, trace, flows, allowed[2])
+                found += self.stray_read(task, trace, flows, allowed.stray_reads)
         return [v for v in found if v.kind in wanted]
 
-    def seed_groups(self, seed: Task) -> tuple[int, int, int, int]:
-        """`groups`, the numbers of `isolated_turns`, `stray_reads` and `known_reads` of a seed's ground truth,
-        computed once per seed content."""
+    def seed_groups(self, seed: Task) -> SeedCounts:
+        """What a variant of `seed` is allowed (`SeedCounts`), computed once per seed content."""
         key = content_hash(seed)
         if key not in self._seed_groups:
             trace = trace_task(seed)
             flows = flows_of(trace, self.params)
-            self._seed_groups[key] = (self.groups(trace, flows), len(self.isolated_turns(seed, trace, flows)),
-                                      len(self.stray_reads(seed, trace, flows)), len(self.known_reads(seed, trace)))
+            self._seed_groups[key] = SeedCounts(self.groups(trace, flows), len(self.isolated_turns(seed, trace, flows)),
+                                                len(self.stray_reads(seed, trace, flows)),
+                                                len(self.known_reads(seed, trace)))
         return self._seed_groups[key]
 
     def degenerate_values(self, task: Task, trace: Trace, flows: list[Flow]) -> list[Violation]:
@@ -322,15 +332,13 @@ class Coherence:
     def known_reads(self, task: Task, trace: Trace) -> list[int]:
         """The reads whose answer the task already knows (`Known.answers`). A read later calls rely on (a `cd`:
         without it a later result or the final state differs) is not counted."""
-        out, full = [], None
+        out: list[int] = []
+        final: list[str] = []
         earlier = Known()
         for j, call in enumerate(trace.calls):
             mine = [v for _, v in arguments_of(call, self.params.get(call.name, []))]
-            if not trace.changed[j] and earlier.answers(trace.results[j], mine):
-                full = full or _final_state(task, trace.calls)
-                results, final = _run(task, trace.calls[:j] + trace.calls[j + 1:])
-                if results[j:] == list(trace.results[j + 1:]) and final == full:
-                    out.append(j)
+            if not trace.changed[j] and earlier.answers(trace.results[j], mine) and _unneeded(task, trace, j, final):
+                out.append(j)
             earlier.add(trace.results[j], mine)
         return out
 
@@ -403,21 +411,14 @@ class Coherence:
         joined = {f.source for f in flows} | {f.target for f in flows}
         for i, j in self._mentions(trace):
             joined |= {i, j}
-        seen: dict[str, list[int]] = {}
-        for j, call in enumerate(trace.calls):
-            for _, value in arguments_of(call, self.params.get(call.name, [])):
-                if isinstance(value, (str, int, float)) and is_distinctive(value, self.words):
-                    seen.setdefault(json.dumps(value), []).append(j)
-        joined |= {j for at in seen.values() if len(set(at)) > 1 for j in at}
-        out, full = [], None
+        final: list[str] = []
+        out = []
         for j in range(len(trace.calls) - 1):
             call = trace.calls[j]
             if trace.changed[j] or j in joined or any(is_distinctive(v, self.words) for _, v in
                                                       arguments_of(call, self.params.get(call.name, []))):
-                continue
-            full = full or _final_state(task, trace.calls)
-            results, final = _run(task, trace.calls[:j] + trace.calls[j + 1:])
-            if results[j:] == list(trace.results[j + 1:]) and final == full:
+                continue  # a distinctive argument is about something; a shared one would join it anyway
+            if _unneeded(task, trace, j, final):
                 out.append(j)
         return out
 
@@ -641,6 +642,15 @@ def _decimals(value: float) -> int:
 
 def _same_call(a: ToolCall, b: ToolCall) -> bool:
     return a.name == b.name and a.arguments == b.arguments and a.args == b.args
+
+
+def _unneeded(task: Task, trace: Trace, j: int, final: list[str]) -> bool:
+    """Whether no later call relies on call j: replayed without it, every later result and the final state stay
+    the same. `final` caches the whole task's final state between calls (empty until first needed)."""
+    if not final:
+        final.append(_final_state(task, trace.calls))
+    results, state = _run(task, trace.calls[:j] + trace.calls[j + 1:])
+    return results[j:] == list(trace.results[j + 1:]) and state == final[0]
 
 
 def _final_state(task: Task, calls: list[ToolCall]) -> str:

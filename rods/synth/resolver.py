@@ -225,6 +225,7 @@ class _Search:
         feeds = {i: steps[i].offers for i in wanted}
         used = {s.call.name for s in steps}
         judged: dict[tuple, bool] = {}  # (source, function, parameter, value) -> whether it fits: asked per draw
+        told: Known | None = None  # what the steps before j told (`known`), built at the first read tried
         for name in [names[j], *planned.alternatives]:
             if (planned.held_out and name in used) or name not in env.functions:
                 continue
@@ -268,9 +269,11 @@ class _Search:
                 if not step.changed and is_empty(step.result):
                     continue  # a read that finds nothing asks for nothing (the judge's progress check)
                 step.bindings = _bindings(arguments, fed, [s.result for s in steps])
-                if not step.changed and known(steps).answers(step.result, [*arguments.values()]):
-                    later.append(step)  # its answer is known already (the end of a file just shown): tried last
-                    continue
+                if not step.changed:
+                    told = told or known(steps)  # the steps before j stay the same while this position is tried
+                    if told.answers(step.result, [*arguments.values()]):
+                        later.append(step)  # its answer is known already (the end of a file just shown): tried last
+                        continue
                 kept += 1
                 yield step
             for step in later[: max(0, KEPT_PER_FUNCTION - kept)]:
