@@ -18,7 +18,7 @@ from rods.tasks import CATEGORIES, load_split
 @pytest.mark.slow
 def test_embedded_model_eval_on_a_stratified_subset_matches_bfcl(tmp_path):
     out = tmp_path / "run"
-    code = rods_main(["eval", "--model", "embedded", "--limit", "4", "--tool-docs", "compact", "--max-new-tokens", "24",
+    code = rods_main(["eval", "--model", "embedded", "--limit", "4", "--tool-docs", "compact", "--max-new-tokens", "12",
                       "--max-steps", "1", "--step-cap", "end_turn", "--threads", "1", "--out", str(out)])
     assert code == 0
     report = json.loads((out / "report.json").read_text())

@@ -72,7 +72,9 @@ def test_class_to_validated_seeds_to_verified_variants(tmp_path, monkeypatch):
 def test_the_guide_runs_to_a_short_training_run(tmp_path):
     commands = guide_commands()
     train = commands.index(next(c for c in commands if c.startswith("rods train")))
-    commands[train] += " --set grpo.max_steps=1 --set grpo.save_steps=1"
+    # one step of one group, shorter replies: the guide's run as written, cut to what shows it trains
+    commands[train] += (" --set grpo.max_steps=1 --set grpo.save_steps=1 --set grpo.tasks_per_step=1"
+                        " --set rollout.max_reply_tokens=16")
     done = run_guide(tmp_path, commands, timeout=2300)
     assert done.returncode == 0, done.stderr[-3000:]
     run = tmp_path / "runs" / "byo_env"

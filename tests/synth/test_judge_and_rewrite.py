@@ -6,7 +6,7 @@ import random
 import re
 
 import pytest
-from synth.conftest import stratified
+from synth.conftest import POPULATION, stratified
 
 from rods.llm import make_backend
 from rods.llm.base import ChatRequest, Completion
@@ -275,11 +275,11 @@ def test_a_miscounted_rewrite_is_a_counted_rejection_never_an_internal_error(see
 
 
 @pytest.mark.slow  # synthesis over 40 seeds: `make test` runs it
-def test_template_variants_leak_no_docs_over_40_stratified_seeds(seeds_by_category, api_graph):
+@POPULATION
+def test_template_variants_leak_no_docs_over_40_stratified_seeds(template_population):
     """The issue's bar: 40 stratified train seeds x 3 variants, query_leak <= 0.1, acceptance >= 0.5."""
-    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=3, workers=2), graph=api_graph)
-    accepted = pipeline(stratified(seeds_by_category, 10))
-    assert pipeline.report()["acceptance_rate"] >= 0.5
+    accepted = template_population.accepted
+    assert template_population.report["acceptance_rate"] >= 0.5
     leak = sum(query_leak(t) for t in accepted) / len(accepted)
     assert leak <= 0.1, [q for t in accepted for q, fns in asking_turns(t) if leaks(q, fns, t.involved_classes)][:3]
     # reciting a (long enough) description in any asking turn raises the task's leak

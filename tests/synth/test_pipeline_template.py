@@ -5,7 +5,7 @@ unique; and the population is new: its call sequences move away from the seeds' 
 import json
 
 import pytest
-from synth.conftest import stratified
+from synth.conftest import POPULATION
 
 from rods.llm import make_backend
 from rods.reward import score
@@ -25,17 +25,14 @@ from rods.synth.settings import SynthConfig
 from rods.synth.values import config_values, is_distinctive, vocabulary_of
 from rods.tasks import content_hash
 
-pytestmark = pytest.mark.slow  # synthesis over every category's seeds: `make test` runs it
+pytestmark = [pytest.mark.slow, POPULATION]  # synthesis over every category's seeds: `make test` runs it
 
 CRITERIA = {"intent", "values", "progress", "natural", "structure", "coherence"}
 
 
 @pytest.fixture(scope="module")
-def run(seeds_by_category, api_graph):
-    seeds = stratified(seeds_by_category, 10)  # 40 seeds
-    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=3, workers=2, seed=7), graph=api_graph)
-    accepted = pipeline(seeds)
-    return seeds, accepted, pipeline
+def run(template_population):
+    return template_population.seeds, template_population.accepted, template_population.pipeline
 
 
 def _replay_steps(task):

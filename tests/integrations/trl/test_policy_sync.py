@@ -72,12 +72,13 @@ def model_logprobs(model, probe):
 
 def run_grpo(vllm_server, tasks, tmp_path, *, lora, steps=STEPS, **grpo):
     k = grpo.get("num_generations", 4)
+    grpo.setdefault("tasks_per_step", 1)
     config = config_from_dict({
         "output_dir": str(tmp_path),
         "model": {"name_or_path": str(vllm_model_dir()), "lora": lora},
         "rollout": {"max_steps_per_turn": 1, "max_reply_tokens": 8, "max_completion_tokens": 64,
                     "temperature": 1.0, "tool_docs": "signatures"},
-        "grpo": {"num_generations": k, "tasks_per_step": 2, "max_steps": steps, "save_steps": 1000,
+        "grpo": {"num_generations": k, "max_steps": steps, "save_steps": 1000,
                  "learning_rate": 1e-2, "generation": "vllm_server", "vllm_base_url": vllm_server,
                  "vllm_model": VLLM_MODEL_NAME, **{key: v for key, v in grpo.items() if key != "num_generations"}},
         "engine": {"K": k, "min_observations": k, "burn_in_rollouts": k},
@@ -139,7 +140,7 @@ def test_a_server_that_cannot_load_the_adapter_stops_the_run_or_stays_stale(vllm
 
 def test_max_policy_lag_syncs_before_a_rollout_would_exceed_it(vllm_server, tasks, tmp_path):
     trainer = run_grpo(vllm_server, tasks[:2], tmp_path, lora=LORA, steps=3, sync_every=3, max_policy_lag=1,
-                       num_generations=2, tasks_per_step=1, learning_rate=1e-4)
+                       num_generations=2, learning_rate=1e-4)
     server = trainer.rods_generator
     assert logged(trainer, "rods/policy_lag") == [0.0, 1.0, 0.0]
     assert server.syncs == 2 and server.served_version == 2  # at the start, and after step 2 (lag 2 > 1)
@@ -147,8 +148,7 @@ def test_max_policy_lag_syncs_before_a_rollout_would_exceed_it(vllm_server, task
 
 def test_full_weights_reach_the_server_by_reload_from_disk(vllm_server, tasks, probe, initial, tmp_path):
     try:
-        trainer = run_grpo(vllm_server, tasks[:2], tmp_path, lora={"enabled": False}, steps=1, tasks_per_step=1,
-                           learning_rate=1e-4)
+        trainer = run_grpo(vllm_server, tasks[:2], tmp_path, lora={"enabled": False}, steps=1, learning_rate=1e-4)
         server = trainer.rods_generator
         assert server.sync.kind == "disk" and server.served_version == 1 and server.syncs == 2
         ours = model_logprobs(trainer.model, probe)
