@@ -9,7 +9,8 @@ send them with each call (`phrase`, `nouns`, `forms`). A slot is said three ways
 
 * a value the user supplies: the value itself (a form wraps some: "ticket 42");
 * a value the model must take from an earlier result: "that file" (its noun),
-  so the query never gives it away;
+  so the query never gives it away; when that result listed several like it,
+  which one ("the second file in that list", `picks`), so the request has one meaning;
 * the value a miss_param turn leaves out: "a file" (the user says which next).
 
 A value the user said in an earlier turn is said again as it is ("'notes.txt'"),
@@ -52,17 +53,35 @@ def _supplied(param: str, value: Any, forms: Mapping[str, str]) -> str:
     return form.format(v=say(value), raw=value, raw_lower=str(value).lower())
 
 
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+
+
+def referred(key: str, noun: str, picks: Mapping[str, Sequence[int]] | None = None) -> str:
+    """A value taken from an earlier result: "that file", or, when that result listed several like it
+    (`picks[key]` = (index, count)), which one: "the second file in that list", "the last file in that list"."""
+    pick = (picks or {}).get(key)
+    if not pick:
+        return f"that {noun}"
+    index, count = pick
+    if index == count - 1 and count > 2:
+        return f"the last {noun} in that list"
+    if index < len(ORDINALS):
+        return f"the {ORDINALS[index]} {noun} in that list"
+    return f"{noun} number {index + 1} in that list"
+
+
 def slot(param: str, value: Any, *, bound: set[str], missing: str | None,
-         nouns: Mapping[str, str] | None = None, forms: Mapping[str, str] | None = None) -> str:
+         nouns: Mapping[str, str] | None = None, forms: Mapping[str, str] | None = None,
+         picks: Mapping[str, Sequence[int]] | None = None) -> str:
     """One argument as said in a phrase's slot (see the module docstring)."""
     noun = (nouns or {}).get(param, "one")
     if param == missing:
         return indefinite(noun)
     if param in bound:
-        return f"that {noun}"
+        return referred(param, noun, picks)
     if isinstance(value, list):
-        parts = [f"that {noun}" if f"{param}[{i}]" in bound else _supplied(param, v, forms or {})
-                 for i, v in enumerate(value)]
+        parts = [referred(f"{param}[{i}]", noun, picks) if f"{param}[{i}]" in bound
+                 else _supplied(param, v, forms or {}) for i, v in enumerate(value)]
         if not parts:
             return "none"
         return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
@@ -164,7 +183,8 @@ def indefinite(noun: str) -> str:
 
 def generic_outcome(function: str, arguments: dict[str, Any], *, description: str = "", params: Iterable[str] = (),
                     bound: Iterable[str] = (), missing: str | None = None,
-                    nouns: Mapping[str, str] | None = None, effect: str = "unknown") -> str:
+                    nouns: Mapping[str, str] | None = None, effect: str = "unknown",
+                    picks: Mapping[str, Sequence[int]] | None = None) -> str:
     """A person's request for any tool, from its name, description and arguments (never its parameter names
     next to their values, nor its description's wording: `rods.synth.leak`).
 
@@ -183,12 +203,14 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
     if len(words) >= 2 and words[-1] in DETAIL_WORDS and effect != "write":
         about = " ".join(words[1:-1] if words[0] in READ_VERBS else words[:-1])
     if first is not None and first != missing and about and noun(first, nouns) == about:
-        said_first = f"that {noun(first, nouns)}" if first in bound_set else _said(first, arguments[first], nouns)[0]
+        said_first = (referred(first, noun(first, nouns), picks) if first in bound_set
+                      else _said(first, arguments[first], nouns)[0])
         head = f"look up {said_first}"
         arguments = {k: v for k, v in arguments.items() if k != first}
     elif len(words) >= 2 and verb and first is not None and first != missing and \
             noun(first, nouns) == " ".join(words[1:]):  # lend_book(book_id=...): "lend that book", "lend book 'b1'"
-        said_first = f"that {noun(first, nouns)}" if first in bound_set else _said(first, arguments[first], nouns)[0]
+        said_first = (referred(first, noun(first, nouns), picks) if first in bound_set
+                      else _said(first, arguments[first], nouns)[0])
         head = f"{words[0]} {said_first}"
         arguments = {k: v for k, v in arguments.items() if k != first}
     elif len(words) >= 2 and verb:
@@ -213,9 +235,10 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
             prep = PREPOSITIONS.get(_last(what))
             if prep:
                 direct.add(len(parts))
-            parts.append(f"{prep} that {what}" if prep else f"that {what}")
+            said = referred(param, what, picks)
+            parts.append(f"{prep} {said}" if prep else said)
         elif isinstance(value, list) and any(f"{param}[{i}]" in bound_set for i in range(len(value))):
-            items = [f"that {noun(param, nouns)}" if f"{param}[{i}]" in bound_set else say(v)
+            items = [referred(f"{param}[{i}]", noun(param, nouns), picks) if f"{param}[{i}]" in bound_set else say(v)
                      for i, v in enumerate(value)]
             parts.append(", ".join(items))
         else:
@@ -240,7 +263,8 @@ def _required_like(value: Any) -> bool:
 def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] = (), bound: Iterable[str] = (),
             missing: str | None = None, description: str = "",
             phrase: Sequence[Any] | None = None, nouns: Mapping[str, str] | None = None,
-            forms: Mapping[str, str] | None = None, effect: str = "unknown") -> str:
+            forms: Mapping[str, str] | None = None, effect: str = "unknown",
+            picks: Mapping[str, Sequence[int]] | None = None) -> str:
     """One call as the outcome a person asks for.
 
     Args:
@@ -254,16 +278,17 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
             or None (a request from the function's name and description, `generic_outcome`).
         nouns, forms: the domain's nouns and forms of the function's parameters.
         effect: whether the tool reads or writes ("read", "write", "unknown"), for a request without a phrase.
+        picks: bound arguments chosen from among several like items of their result: (index, count).
     """
     if phrase is None:
         return generic_outcome(function, arguments, description=description, params=params, bound=bound,
-                               missing=missing, nouns=nouns, effect=effect)
+                               missing=missing, nouns=nouns, effect=effect, picks=picks)
     main, optional = phrase
     bound_set = set(bound)
 
     def fill(template: str) -> str:
         return re.sub(r"\{(\w+)\}", lambda m: slot(m.group(1), arguments.get(m.group(1)), bound=bound_set,
-                                                   missing=missing, nouns=nouns, forms=forms),
+                                                   missing=missing, nouns=nouns, forms=forms, picks=picks),
                       template)
 
     used = set(re.findall(r"\{(\w+)\}", main))
@@ -275,7 +300,7 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
         value = arguments[param]
         if param in bound_set or param == missing:  # never the value itself: "that file", "a file"
             piece = "with " + slot(param, value, bound=bound_set, missing=missing, nouns=nouns,
-                                   forms=forms) if not isinstance(segment, str) else fill(segment)
+                                   forms=forms, picks=picks) if not isinstance(segment, str) else fill(segment)
         elif isinstance(segment, (tuple, list)):  # a boolean: (said when true, said when false)
             piece = segment[0] if value else segment[1]
         elif isinstance(segment, dict):  # a code the user says in words ("w" -> "word by word")
@@ -287,7 +312,7 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
     extra = [k for k in arguments if k not in used and arguments[k] not in (None, "")]
     if extra:  # arguments the phrase has no slot for (unknown functions): their values, never their names
         text += " using " + " and ".join(slot(k, arguments[k], bound=bound_set, missing=missing,
-                                              nouns=nouns, forms=forms) for k in extra)
+                                              nouns=nouns, forms=forms, picks=picks) for k in extra)
     return text
 
 

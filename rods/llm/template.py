@@ -73,9 +73,10 @@ def call_outcome(call: dict[str, Any], missing: str | None) -> str:
     params = list(call.get("params", {}))
     arguments, rename = named_arguments(call.get("arguments", {}), call.get("args", []), params)
     bound = {rename.get(b, b) for b in call.get("bound", [])}
+    picks = {rename.get(k, k): v for k, v in call.get("picks", {}).items()}
     return outcome(call["function"], arguments, params=params, bound=bound, missing=missing,
                    description=call.get("description", ""), phrase=call.get("phrase"), nouns=call.get("nouns"),
-                   forms=call.get("forms"), effect=_effect(call))
+                   forms=call.get("forms"), effect=_effect(call), picks=picks)
 
 
 def request(turn: dict[str, Any]) -> str:

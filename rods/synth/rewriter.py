@@ -40,6 +40,7 @@ from rods.synth.api_graph import describe, function_docs
 from rods.synth.executor import Execution
 from rods.synth.leak import leaks
 from rods.synth.plan import Plan
+from rods.synth.profile import result_value
 from rods.tasks.model import Task
 
 #: Longest query a reply may hold (characters): the template backend's longest turns
@@ -130,8 +131,34 @@ def _call_info(plan: Plan, execution: Execution, index: int) -> dict[str, Any]:
         "arguments": dict(call.arguments),
         "args": list(call.args),
         "bound": sorted({*plan.calls[index].bindings, *plan.calls[index].retold}),
+        "picks": picks(plan.calls[index].bindings, execution.results),
         "retold": sorted(plan.calls[index].retold),
     }
+
+
+def picks(bindings: dict[str, tuple[int, tuple]], results: list[str]) -> dict[str, list[int]]:
+    """Bound values chosen from among several like items of their source's result (the second of three files
+    listed): key -> [index, count], so a query can say which one without saying the value."""
+    out = {}
+    for key, (src, path) in bindings.items():
+        node = result_value(results[src]) if src < len(results) else None
+        for step in path:
+            if _collection(node) and len(node) > 1:
+                out[key] = [step if isinstance(node, list) else list(node).index(step), len(node)]
+                break
+            try:
+                node = node[step]
+            except (KeyError, IndexError, TypeError):
+                break
+    return out
+
+
+def _collection(node: Any) -> bool:
+    """A list, or a dict of like records keyed by id (every value a dict with the same keys)."""
+    if isinstance(node, list):
+        return True
+    records = list(node.values()) if isinstance(node, dict) else []
+    return bool(records) and all(isinstance(r, dict) and r.keys() == records[0].keys() for r in records)
 
 
 def turn_contexts(plan: Plan, execution: Execution) -> list[dict[str, Any]]:

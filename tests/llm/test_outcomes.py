@@ -91,3 +91,21 @@ def test_generic_requests_say_people_places_and_dates_as_people_do():
     assert named == "add the member 'Hana Sato'"
     for text in (by, trip, found):
         assert " as the " not in text
+
+
+def test_a_value_picked_from_several_listed_says_which_one():
+    """'return that book' after a search that found three has no single meaning: the pick says which."""
+    picks = {"book_id": [1, 3]}
+    generic = dict(params=["book_id"], bound=["book_id"], nouns={"book_id": "book"}, effect="write")
+    assert phrase_outcome("return_book", {"book_id": "bk-2"}, **generic) == "return that book"
+    assert phrase_outcome("return_book", {"book_id": "bk-2"}, **generic, picks=picks) == \
+        "return the second book in that list"
+    assert phrase_outcome("return_book", {"book_id": "bk-3"}, **generic, picks={"book_id": [2, 3]}) == \
+        "return the last book in that list"
+    # a phrase's slot, and one item of a list argument
+    assert outcome("cat", {"file_name": "a.txt"}, params=["file_name"], bound=["file_name"],
+                   picks={"file_name": [0, 2]}).endswith("the first file in that list")
+    mixed = phrase_outcome("share_books", {"book_ids": ["bk-1", "bk-9"]}, params=["book_ids"],
+                           bound=["book_ids[1]"], nouns={"book_ids": "book"}, effect="write",
+                           picks={"book_ids[1]": [4, 12]})
+    assert "'bk-1'" in mixed and "the fifth book in that list" in mixed and "bk-9" not in mixed

@@ -4,6 +4,7 @@ ground-truth faults are discarded."""
 import json
 import random
 import re
+from pathlib import Path
 
 import pytest
 from synth.conftest import POPULATION, stratified
@@ -11,16 +12,18 @@ from synth.conftest import POPULATION, stratified
 from rods.llm import make_backend
 from rods.llm.base import ChatRequest, Completion
 from rods.llm.template import TemplateBackend, goal, request
-from rods.synth.api_graph import describe, function_docs
+from rods.synth.api_graph import describe, function_docs, graph_for
 from rods.synth.executor import run_plan
 from rods.synth.judge import Judge, structure_verdict
 from rods.synth.leak import asking_turns, leaks, query_leak
 from rods.synth.pipeline import Pipeline
 from rods.synth.planner import Planner
-from rods.synth.rewriter import Rewriter, narrative_opening, queries_model, turn_contexts, with_queries
+from rods.synth.rewriter import Rewriter, narrative_opening, picks, queries_model, turn_contexts, with_queries
 from rods.synth.settings import SynthConfig
-from rods.tasks import Task
+from rods.tasks import Task, read_tasks
 from rods.tasks.bfcl import API_CLASSES
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.fixture(scope="module")
@@ -289,3 +292,37 @@ def test_template_variants_leak_no_docs_over_40_stratified_seeds(template_popula
     recited = [list(q) for q in task.question]
     recited[t] = [{"role": "user", "content": describe(function_docs(API_CLASSES)[name])}]
     assert query_leak(Task.model_validate({**task.model_dump(), "question": recited})) > query_leak(task)
+
+
+def test_picks_say_which_of_several_listed_items_a_bound_value_is():
+    results = [json.dumps({"books": [{"id": "b1"}, {"id": "b2"}, {"id": "b3"}]}),
+               json.dumps({"name": {"first": "Ana"}, "address": {"city": "Lyon"}}),  # fields, not records
+               json.dumps({"reservations": {"R1": {"status": "ok"}, "R2": {"status": "ok"}}}),  # records by id
+               json.dumps({"current_directory_content": ["notes.txt"]})]  # one item: "that file" is clear
+    bindings = {"book_id": (0, ("books", 2, "id")), "city": (1, ("address", "city")),
+                "status": (2, ("reservations", "R2", "status")), "file_name": (3, ("current_directory_content", 0))}
+    assert picks(bindings, results) == {"book_id": [2, 3], "status": [1, 2]}
+
+
+def test_a_value_taken_from_one_of_several_results_is_asked_for_by_its_place_in_the_list():
+    """tau2 airline variants (a user's reservations, a reservation's flights): every bound value its source
+    listed among others is asked for by its place ("the second reservation in that list"), never "that ..."."""
+    seeds = read_tasks(EXAMPLES / "tau2_airline" / "train.jsonl")[:10]
+    template = make_backend("template")
+    planner = Planner(template, graph_for(seeds[0].environment, seeds))
+    picked = 0
+    for seed in seeds:
+        for k in range(3):
+            plan = planner.plan(seed, rng=random.Random(f"{seed.id}:{k}"))
+            run = run_plan(plan)
+            if not run.ok:
+                continue
+            for turn in turn_contexts(plan, run):
+                query = request(turn)
+                for call in turn["calls"]:
+                    for key, (index, count) in call["picks"].items():
+                        picked += 1
+                        noun = call.get("nouns", {}).get(key.split("[")[0], "one")
+                        assert "in that list" in query and f"that {noun}" not in query, (seed.id, query)
+                        assert count > 1 and 0 <= index < count
+    assert picked >= 5, picked
