@@ -2,19 +2,27 @@
 
 The one loader of rods: the local LLM backend, `rods eval` and the trainer all
 load weights here. GGUF weights are dequantized (transformers' `GgufConfig`),
-so training and generation see ordinary float tensors. Heavy imports (torch,
-transformers) stay inside the function.
+so training and generation see ordinary float tensors. Dequantizing is slow (the
+embedded 135M model: about 15 s on two cores, against under 1 s for safetensors),
+so the first load of a GGUF file keeps a float safetensors copy in the cache
+(`rods.cache`, `float_weights/`), keyed by the file's path, size and modification
+time and transformers' version; later loads read the copy. Heavy imports (torch,
+transformers) stay inside the functions.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import logging
+import os
 import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from rods.cache import cache_dir
 from rods.llm.embedded import embedded_gguf_path
 
 logger = logging.getLogger(__name__)
@@ -60,6 +68,9 @@ def load_causal_lm(name_or_path: str | Path, gguf_file: str | None = None, *,
     if gguf_file is None and is_adapter_dir(name_or_path):
         return load_adapter_model(name_or_path, dtype=dtype, merge=True)
     source, gguf = weights_location(name_or_path, gguf_file)
+    copy_dir = float_copy_dir(Path(source) / gguf) if gguf else None
+    if copy_dir is not None and (copy_dir / "config.json").is_file():
+        source, gguf = str(copy_dir), None  # dequantized by an earlier load
     start = time.perf_counter()
     kwargs: dict[str, Any] = {}
     if gguf:
@@ -70,11 +81,67 @@ def load_causal_lm(name_or_path: str | Path, gguf_file: str | None = None, *,
     if gguf:
         kwargs["quantization_config"] = GgufConfig(dequantize=True)
     model = AutoModelForCausalLM.from_pretrained(source, dtype=getattr(torch, dtype), **kwargs)
+    logger.info("loaded %s%s in %.1fs", source, f" ({gguf})" if gguf else "", time.perf_counter() - start)
+    if gguf:
+        dequantized(model)
+    if gguf and copy_dir is not None and dtype == "float32":
+        try:
+            save_float_copy(model, tokenizer, copy_dir)
+        except OSError as err:  # a read-only or full cache costs time on the next load, nothing else
+            logger.warning("could not keep a float copy of %s in %s: %s", gguf, copy_dir, err)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     model.generation_config.pad_token_id = tokenizer.pad_token_id
-    logger.info("loaded %s%s in %.1fs", source, f" ({gguf})" if gguf else "", time.perf_counter() - start)
     return model, tokenizer
+
+
+def dequantized(model: Any) -> Any:
+    """`model` (loaded from GGUF with `dequantize=True`) without the GGUF quantization config it still carries.
+
+    Its weights are already float; with the config it would save as a quantized folder,
+    and it would differ from the same model loaded from its float copy.
+    """
+    model.config = float_config(model.config)
+    model.hf_quantizer = None
+    return model
+
+
+def float_copy_dir(gguf_path: Path) -> Path | None:
+    """The cache folder for the float copy of a GGUF file, or None when the file cannot be read."""
+    from transformers import __version__ as transformers_version
+
+    try:
+        path = gguf_path.resolve()
+        stat = path.stat()
+    except OSError:
+        return None
+    key = hashlib.sha256(f"{path}|{stat.st_size}|{stat.st_mtime_ns}|{transformers_version}".encode())
+    return cache_dir("float_weights") / f"{path.stem}-{key.hexdigest()[:16]}"
+
+
+def save_float_copy(model: Any, tokenizer: Any, dest: Path) -> Path:
+    """Save a float model and its tokenizer as a folder `dest` that appears whole or not at all.
+
+    `model` must be a float model (`dequantized`). Concurrent writers are safe: each
+    writes a private folder and renames it; the first rename wins and the others are
+    discarded.
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        tokenizer.save_pretrained(partial)
+        model.save_pretrained(partial)
+        try:
+            os.rename(partial, dest)
+        except OSError:
+            if not (dest / "config.json").is_file():
+                raise
+            logger.debug("%s was saved by another process first", dest)
+        else:
+            logger.info("kept a float copy in %s", dest)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return dest
 
 
 def float_config(config: Any) -> Any:
@@ -92,21 +159,13 @@ def float_config(config: Any) -> Any:
 def export_float_copy(dest: str | Path, name_or_path: str | Path = EMBEDDED) -> Path:
     """Save a float32 safetensors copy of a (GGUF) model and its tokenizer in `dest`; return `dest`.
 
-    Servers that cannot read GGUF (vLLM) serve this folder. The dequantized model
-    still carries its GGUF quantization config, which would make the folder
-    look quantized: it is dropped before saving. Skipped when `dest` already
-    holds a copy (the folder appears whole, by a rename, once saved).
+    Servers that cannot read GGUF (vLLM) serve this folder. Skipped when `dest`
+    already holds a copy.
     """
     dest = Path(dest)
     if (dest / "config.json").is_file():
         return dest
     model, tokenizer = load_causal_lm(name_or_path)
-    model.config = float_config(model.config)
-    model.hf_quantizer = None
-    partial = dest.with_name(dest.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    tokenizer.save_pretrained(partial)
-    model.save_pretrained(partial)
-    partial.rename(dest)  # a folder is there whole or not at all
+    save_float_copy(model, tokenizer, dest)
     logger.info("saved a float copy of %s in %s", name_or_path, dest)
     return dest

@@ -30,6 +30,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rods.cache import cache_dir
+
 if TYPE_CHECKING:
     from rods.reward.ground_truth import GroundTruth
 
@@ -45,10 +47,7 @@ _CODE = (
 
 def default_cache_dir() -> Path:
     """`$RODS_CACHE_DIR/ground_truth`, or `~/.cache/rods/ground_truth` (honouring `$XDG_CACHE_HOME`)."""
-    root = os.environ.get("RODS_CACHE_DIR")
-    if root:
-        return Path(root) / "ground_truth"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rods" / "ground_truth"
+    return cache_dir("ground_truth")
 
 
 @lru_cache(maxsize=16)
