@@ -181,6 +181,7 @@ class Coherence:
             self.nouns.update(domain_of(cls).nouns())
         self.observe(observed)
         self._seed_groups: dict[str, SeedCounts] = {}
+        self._roles_in: dict[str, dict[Any, set[str]]] = {}  # result text -> `_result_roles`, a few recent
         self.parameter_names = {p for names in self.params.values() for p in names}
 
     def observe(self, flows: Iterable[tuple[str, str, str]]) -> None:
@@ -495,12 +496,10 @@ class Coherence:
         for param, given in arguments_of(source, self.params.get(source.name, [])):
             if given == value:
                 out |= role(param, self.nouns)
-        parsed = result_value(result)
-        for path, leaf in value_paths(parsed):
-            if leaf == value:
-                named = [k for k in path if isinstance(k, str)]
-                out |= role(named[-1], self.nouns) if named else set()
-        out |= _key_roles(parsed, value, self.nouns)
+        try:
+            out |= self._result_roles(result).get(value, frozenset())
+        except TypeError:  # an unhashable value (a list) is no field's scalar and no map's key
+            pass
         where = created_at.get(value)
         if where:
             steps = [s for s in re.split(r"[/.]", where) if s]
@@ -513,6 +512,30 @@ class Coherence:
         if not out:  # a bare result (a number, a sentence): what the source function returns
             out = role(source.name, self.nouns)
         return out
+
+
+    def _result_roles(self, result: str) -> dict[Any, set[str]]:
+        """Each scalar of a result, and each key of a map in it, with the roles it plays there: the field it sits
+        under, or the map's own name (a synthesis asks this for many values of the same few results)."""
+        found = self._roles_in.get(result)
+        if found is None:
+            found = {}
+            stack: list[tuple[str | None, Any]] = [(None, result_value(result))]
+            while stack:  # `name`: the nearest field name above the node
+                name, node = stack.pop()
+                if isinstance(node, dict):
+                    if name:
+                        for key in node:
+                            found.setdefault(key, set()).update(role(name, self.nouns))
+                    stack.extend((k if isinstance(k, str) else name, v) for k, v in node.items())
+                elif isinstance(node, (list, tuple)):
+                    stack.extend((name, v) for v in node)
+                elif name:
+                    found.setdefault(node, set()).update(role(name, self.nouns))
+            if len(self._roles_in) >= 64:
+                self._roles_in.clear()
+            self._roles_in[result] = found
+        return found
 
 
 class Known:
@@ -600,21 +623,6 @@ def observed_flows(tasks: Iterable[Task], params: dict[str, list[str]]) -> set[t
     for task in tasks:
         trace = trace_task(task)
         out |= {(trace.calls[f.source].name, trace.calls[f.target].name, f.param) for f in flows_of(trace, params)}
-    return out
-
-
-def _key_roles(value: Any, wanted: Any, nouns: dict[str, str]) -> set[str]:
-    """Roles of `wanted` as a key of a dict inside a result: the dict's own key (its map's name)."""
-    out: set[str] = set()
-    stack: list[tuple[str | None, Any]] = [(None, value)]
-    while stack:
-        name, node = stack.pop()
-        if isinstance(node, dict):
-            if wanted in node and name:
-                out |= role(name, nouns)
-            stack.extend((k if isinstance(k, str) else name, v) for k, v in node.items())
-        elif isinstance(node, list):
-            stack.extend((name, v) for v in node)
     return out
 
 

@@ -47,6 +47,8 @@ from rods.tasks.model import Task
 LITERAL = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"\\]|\\.)*\"|(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 
 _WORDS = re.compile(r"[A-Za-z_][\w]*")
+#: A list position in a state path (a step of digits only).
+_POSITION = re.compile(r"(?:^|/)\d+(?=/|$)")
 
 #: Chance of drawing a literal from the live state where the seed's came from the state (else a fresh one).
 FROM_STATE = 0.85
@@ -62,6 +64,8 @@ def place(path: str) -> str:
 
     The last position of a list inside a list is a field of a record (a table row's column), so it stays.
     """
+    if not _POSITION.search(path):  # most paths of a keyed database hold no position
+        return path
     steps = path.split("/")
     last = len(steps) - 1
     return "/".join("*" if s.isdigit() and not (i == last and steps[i - 1].isdigit()) else s

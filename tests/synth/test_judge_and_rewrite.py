@@ -311,7 +311,7 @@ def test_a_value_taken_from_one_of_several_results_is_asked_for_by_its_place_in_
     template = make_backend("template")
     planner = Planner(template, graph_for(seeds[0].environment, seeds))
     picked = 0
-    for seed in seeds:
+    for seed in seeds[:4]:  # 17 picks; later seeds add a few more at several seconds each
         for k in range(3):
             plan = planner.plan(seed, rng=random.Random(f"{seed.id}:{k}"))
             run = run_plan(plan)
