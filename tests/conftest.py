@@ -1,7 +1,15 @@
-"""Shared fixtures, and the rule that CI fails when a server test could not run."""
+"""Shared fixtures, the rule that CI fails when a server test could not run, and one thread per worker."""
 
 import os
 import re
+
+# pytest-xdist workers that together fill the cores get one math thread each (torch and its subprocesses):
+# two workers with two threads each on two cores oversubscribe, and a run of the torch-heavy tests took
+# 122-141 s at the default and 103 s at one thread (docs/results/test_suite.md). Servers choose their own.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+if _WORKERS > 1:
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, str(max(1, (os.cpu_count() or 1) // _WORKERS)))
 
 import pytest
 from hypothesis import settings

@@ -16,6 +16,9 @@ from rods.reward.perturb import replay
 from rods.tasks import read_tasks, write_tasks
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+#: The conversions (tau2 replays every task in its own environment) are kept per process: one worker runs them all.
+pytestmark = pytest.mark.xdist_group("tau2_seeds")
+
 #: tau2's task counts, and those with no gold action by the assistant (left out).
 COUNTS = {"airline": (50, 7), "retail": (114, 2)}
 

@@ -57,6 +57,10 @@ def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
         pass
 
 
+#: Thread-count variables tests/conftest.py sets in each pytest-xdist worker (one thread a worker).
+WORKER_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 class LlamaServer:
     """One llama.cpp server process; ``base_url`` is ready once :meth:`start` returns.
 
@@ -95,7 +99,12 @@ class LlamaServer:
         ] + (["--chat_format", self.chat_format] if self.chat_format else [])
 
     def environment(self) -> dict[str, str]:
-        return dict(os.environ, PYTHONUNBUFFERED="1")
+        """The test process's environment, less the thread limits tests/conftest.py sets for its workers:
+        a server chooses its own threads."""
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        for name in WORKER_THREAD_VARS:
+            env.pop(name, None)
+        return env
 
     def start(self) -> LlamaServer:
         # Its own process group, so stop() also ends the workers a server may spawn.
