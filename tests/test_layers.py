@@ -5,7 +5,8 @@ The packages of `rods`, lowest first::
     tasks / llm -> envs -> reward -> rollout -> engine / eval -> synth -> integrations
     -> report / train -> compare -> cli
 
-with `rods.config` (the base class of every settings section) beneath them all.
+with `rods.config` (the base class of every settings section) and `rods.cache` (where
+recomputable files are kept) beneath them all.
 `rods.llm` (language-model backends, the Hermes tool-call format) needs no
 task, so rollouts and synthesis alike build on it.
 A module may import its own package and any package at a lower level, never
@@ -32,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1] / "rods"
 #: Package -> level; a module may import only packages of its level or lower.
 LAYERS: dict[str, int] = {
     "config": -1,
+    "cache": -1,
     "tasks": 0,
     "llm": 0,
     "envs": 1,

@@ -20,6 +20,13 @@ CONFIG = EngineConfig(K=8, min_observations=4, burn_in_rollouts=4, exclusion_win
                       stale_after_steps=12, flush_every_steps=3)
 
 
+def report(line: str) -> None:
+    """One line in one write: `print` writes its arguments one by one, and a kill between two would leave a
+    line that says less than what happened ("EPOCH " without its report)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def main(run_dir: str) -> None:
     eng = DataEngine(CONFIG, make_seeds(24), run_dir=run_dir)
     step = eng.last_step + 1
@@ -34,10 +41,10 @@ def main(run_dir: str) -> None:
         cands = [make_task(f"syn-{step}-{i}", s.task_type, origin="synthetic", parent=s.id, step=step)
                  for i, s in enumerate(seeds)]
         res = eng.submit(cands, step)
-        print("ACCEPTED", " ".join(res.accepted), flush=True)
+        report(f"ACCEPTED {' '.join(res.accepted)}")
         if step % 4 == 3:
             rep = eng.on_epoch_end(step)
-            print("EPOCH", json.dumps(rep.to_dict()), flush=True)
+            report(f"EPOCH {json.dumps(rep.to_dict())}")
         step += 1
 
 
