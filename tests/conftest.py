@@ -5,11 +5,13 @@ import re
 
 # pytest-xdist workers that together fill the cores get one math thread each (torch and its subprocesses):
 # two workers with two threads each on two cores oversubscribe, and a run of the torch-heavy tests took
-# 122-141 s at the default and 103 s at one thread (docs/results/test_suite.md). Servers choose their own.
-_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
-if _WORKERS > 1:
-    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(_name, str(max(1, (os.cpu_count() or 1) // _WORKERS)))
+# 122-141 s at the default and 103 s at one thread (docs/results/test_suite.md). llama.cpp's test server
+# gets as many threads; vLLM's chooses its own.
+from servers.llama import WORKER_THREAD_VARS, threads_per_worker
+
+if threads_per_worker():
+    for _name in WORKER_THREAD_VARS:
+        os.environ.setdefault(_name, str(threads_per_worker()))
 
 import pytest
 from hypothesis import settings

@@ -61,6 +61,17 @@ def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
 WORKER_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
+def threads_per_worker() -> int | None:
+    """The cores each pytest-xdist worker has when the workers share the machine, or None outside xdist.
+
+    A worker's math threads, and the threads of a server it starts, stay within this: more
+    oversubscribe the cores, and llama.cpp's threads, which wait for each other by spinning,
+    then crawl (a `rods eval` against it took 119 s beside a busy worker, 31 s alone).
+    """
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    return max(1, (os.cpu_count() or 1) // workers) if workers > 1 else None
+
+
 class LlamaServer:
     """One llama.cpp server process; ``base_url`` is ready once :meth:`start` returns.
 
@@ -71,12 +82,12 @@ class LlamaServer:
     label = "llama.cpp server"
     log_prefix = "llama-server-"
 
-    def __init__(self, model: Path, *, n_ctx: int = 4096, n_threads: int = 2, chat_format: str | None = CHAT_FORMAT,
-                 startup_timeout_s: float = 120.0):
+    def __init__(self, model: Path, *, n_ctx: int = 4096, n_threads: int | None = None,
+                 chat_format: str | None = CHAT_FORMAT, startup_timeout_s: float = 120.0):
         self.model = Path(model)
         self.chat_format = chat_format
         self.n_ctx = n_ctx
-        self.n_threads = n_threads
+        self.n_threads = n_threads or threads_per_worker() or 2
         self.startup_timeout_s = startup_timeout_s
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
