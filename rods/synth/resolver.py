@@ -116,8 +116,22 @@ def is_failed(result: str) -> bool:
 
 
 def is_empty(result: str) -> bool:
-    """A result that holds nothing: "", "None", an empty list or object."""
-    return result_value(result) in ("", None, "None", {}, [])
+    """A result that holds nothing: "", "None", an empty list or object, or one whose every field is an empty
+    text (`{"file_content": ""}` of a file just created, `{"diff_lines": ""}` against its fresh copy): asked
+    for, it tells nothing. A search that finds no match (`{"matching_lines": []}`) still answers its question."""
+    value = result_value(result)
+    if value in ("", None, "None", {}, []):
+        return True
+    return isinstance(value, (dict, list)) and _hollow(value)
+
+
+def _hollow(value: Any) -> bool:
+    """Every field an empty text or null (an empty list in it is an answer: nothing matched)."""
+    if isinstance(value, dict):
+        return bool(value) and all(_hollow(v) for v in value.values())
+    if isinstance(value, list):
+        return bool(value) and all(_hollow(v) for v in value)
+    return value in ("", None)
 
 
 def offers_of(result: str, created: set, produced: set) -> list[list]:

@@ -9,6 +9,7 @@ from rods.synth.executor import Executor, deterministic_patch, run_plan
 from rods.synth.plan import PlannedCall
 from rods.synth.planner import Planner
 from rods.synth.profile import incoming_edges, produced_values, result_value, trace_task
+from rods.synth.resolver import is_empty
 from rods.tasks import Task
 
 
@@ -100,3 +101,14 @@ def test_resolved_calls_keep_the_planned_data_flow_and_bind_what_results_gave(pl
                 assert found == value and src in wanted[j]
                 bound += 1
     assert ran >= len(seeds) // 2 and bound >= 3, (ran, bound)
+
+
+@pytest.mark.parametrize(("result", "empty"), [
+    ("", True), ("None", True), ("[]", True), ("{}", True),
+    ('{"file_content": ""}', True), ('{"diff_lines": ""}', True), ('{"result": {"text": "", "note": null}}', True),
+    ('{"matching_lines": []}', False), ('{"result": {"items": [], "note": null}}', False),
+    ('{"file_content": "a"}', False), ('{"count": 0}', False), ('{"ok": false}', False), ('["", "x"]', False),
+    ("0", False), ("some text", False),
+])
+def test_a_result_whose_every_field_is_empty_holds_nothing(result, empty):
+    assert is_empty(result) is empty
