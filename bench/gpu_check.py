@@ -1,7 +1,8 @@
 """GPU check: GRPO steps of the closed loop through TRL on CUDA in bf16, LoRA with a synced vLLM server, TRL's vLLM.
 
 What `scripts/gpu_check.sh` runs on a lent GPU machine (and tests run on CPU
-with `--device cpu`). Everything is built on the spot: a byte-level BPE
+with `--device cpu`); with no `--device` it runs on CUDA when there is a device,
+else on the CPU (so `make bench` runs it anywhere). Everything is built on the spot: a byte-level BPE
 tokenizer trained on the seed tasks' text with a ChatML chat template, and a
 small random Llama (``--model`` names another folder instead). Checks (``--check``):
 
@@ -257,7 +258,8 @@ def trl_vllm_colocate(args, model_dir: Path, folder: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    parser.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto",
+                        help="auto: CUDA when there is a device, else the CPU (scripts/gpu_check.sh asks for cuda)")
     parser.add_argument("--check", choices=[*CHECKS, "all"], action="append", default=None,
                         help="which checks to run (repeatable; default: all)")
     parser.add_argument("--steps", type=int, default=3, help="GRPO steps (an epoch boundary follows step 2)")
@@ -283,6 +285,8 @@ def main(argv: list[str] | None = None) -> dict:
     from rods.train import config_from_dict
     from rods.train.run import train
 
+    if args.device == "auto":
+        args.device = "cuda" if torch.cuda.is_available() else "cpu"
     if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("gpu_check: no CUDA device (use --device cpu to run the same check on CPU)")
     start = time.perf_counter()

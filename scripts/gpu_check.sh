@@ -34,4 +34,5 @@ import importlib.metadata as md, sys
 print("python", sys.version.split()[0], *(f"{n} {md.version(n)}" for n in ("torch", "transformers", "accelerate", "trl", "datasets", "pyarrow", "huggingface_hub")))
 PY
 "$PY" -c "import importlib.util as u; print('vllm', 'importable' if u.find_spec('vllm') else 'not installed')"
-exec timeout "${GPU_CHECK_TIMEOUT:-600}" "$PY" bench/gpu_check.py "$@"
+# --device cuda first: on the GPU machine a missing CUDA device is an error, not a CPU run (a later --device wins).
+exec timeout "${GPU_CHECK_TIMEOUT:-600}" "$PY" bench/gpu_check.py --device cuda "$@"
