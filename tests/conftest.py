@@ -9,9 +9,10 @@ import re
 # gets as many threads; vLLM's chooses its own.
 from servers.llama import WORKER_THREAD_VARS, threads_per_worker
 
-if threads_per_worker():
+_THREADS = threads_per_worker()
+if _THREADS:
     for _name in WORKER_THREAD_VARS:
-        os.environ.setdefault(_name, str(threads_per_worker()))
+        os.environ.setdefault(_name, str(_THREADS))
 
 import pytest
 from hypothesis import settings

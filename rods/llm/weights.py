@@ -84,11 +84,11 @@ def load_causal_lm(name_or_path: str | Path, gguf_file: str | None = None, *,
     logger.info("loaded %s%s in %.1fs", source, f" ({gguf})" if gguf else "", time.perf_counter() - start)
     if gguf:
         dequantized(model)
-    if gguf and copy_dir is not None and dtype == "float32":
-        try:
-            save_float_copy(model, tokenizer, copy_dir)
-        except OSError as err:  # a read-only or full cache costs time on the next load, nothing else
-            logger.warning("could not keep a float copy of %s in %s: %s", gguf, copy_dir, err)
+        if copy_dir is not None and dtype == "float32":
+            try:
+                save_float_copy(model, tokenizer, copy_dir)
+            except OSError as err:  # a read-only or full cache costs time on the next load, nothing else
+                logger.warning("could not keep a float copy of %s in %s: %s", gguf, copy_dir, err)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     model.generation_config.pad_token_id = tokenizer.pad_token_id

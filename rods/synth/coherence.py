@@ -513,7 +513,6 @@ class Coherence:
             out = role(source.name, self.nouns)
         return out
 
-
     def _result_roles(self, result: str) -> dict[Any, set[str]]:
         """Each scalar of a result, and each key of a map in it, with the roles it plays there: the field it sits
         under, or the map's own name (a synthesis asks this for many values of the same few results)."""

@@ -120,13 +120,12 @@ def is_empty(result: str) -> bool:
     text (`{"file_content": ""}` of a file just created, `{"diff_lines": ""}` against its fresh copy): asked
     for, it tells nothing. A search that finds no match (`{"matching_lines": []}`) still answers its question."""
     value = result_value(result)
-    if value in ("", None, "None", {}, []):
-        return True
-    return isinstance(value, (dict, list)) and _hollow(value)
+    return value in ("None", {}, []) or _hollow(value)
 
 
 def _hollow(value: Any) -> bool:
-    """Every field an empty text or null (an empty list in it is an answer: nothing matched)."""
+    """Empty text or null, or a non-empty list or object of nothing else (an empty list inside is an answer:
+    nothing matched)."""
     if isinstance(value, dict):
         return bool(value) and all(_hollow(v) for v in value.values())
     if isinstance(value, list):
