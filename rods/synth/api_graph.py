@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -39,6 +39,7 @@ from typing import Any
 
 from rods.envs.domain import domain_of
 from rods.envs.schemas import function_docs as schema_docs
+from rods.synth.values import is_prose, leaves
 from rods.tasks.model import Task
 
 logger = logging.getLogger(__name__)
@@ -92,6 +93,9 @@ class APIGraph:
     edges: Counter = field(default_factory=Counter)  # (f, g) -> times seen
     #: (f, g, parameter): a value f produced given to g as that parameter, in the tasks learned from.
     flows: set[tuple[str, str, str]] = field(default_factory=set)
+    #: class -> the sentences (`is_prose`) its human tasks hold in their configs and pass in their calls: what a
+    #: variant's text is drawn from (`ValueRemapper`), so a file says something, not "Glade Apple Bucket".
+    prose: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def from_docs(cls, classes: Iterable[str]) -> APIGraph:
@@ -121,8 +125,15 @@ class APIGraph:
         declared = {name: doc["effect"] for name, doc in function_docs(classes).items()
                     if doc.get("effect") in ("read", "write")}
         writes: Counter = Counter()
+        owners = {name: node.api_class for name, node in graph.nodes.items()}
+        prose: dict[str, set[str]] = defaultdict(set)
         for task in tasks:
+            for owner, state in task.initial_config.items():
+                prose[owner] |= {v for v in leaves(state) if is_prose(v)}
             trace = trace_task(task)
+            for call in trace.calls:
+                if call.name in owners:
+                    prose[owners[call.name]] |= {v for v in call.arguments.values() if is_prose(v)}
             for call, changed in zip(trace.calls, trace.changed):
                 if call.name in graph.nodes:
                     graph.nodes[call.name].calls_seen += 1
@@ -139,6 +150,7 @@ class APIGraph:
                 node.effect = "read"  # no state to change
             else:
                 node.effect = "unknown" if not node.calls_seen else "write" if writes[name] else "read"
+        graph.prose = {owner: sorted(texts) for owner, texts in sorted(prose.items()) if texts}
         logger.info("API graph: %d functions, %d edges from %d tasks", len(graph.nodes), len(graph.edges), len(tasks))
         return graph
 

@@ -53,6 +53,8 @@ SECRET_WORDS = {"token", "secret", "password", "key", "pin", "passcode"}
 COUNT_WORDS = {"quantity", "count", "copies", "units", "times", "qty", "pieces"}
 #: Parameter-name pieces that say "free text the user writes".
 TEXT_WORDS = {"content", "message", "comment", "title", "description", "resolution", "keyword", "pattern", "messages"}
+#: ... of those, the ones a person fills with a sentence (a title or a search pattern is a few words).
+SENTENCE_WORDS = TEXT_WORDS - {"title", "keyword", "pattern"}
 #: Parameter-name pieces too generic to match state keys on.
 GENERIC = {"id", "name", "the", "of", "to", "a", "s", "new", "value"}
 EXTENSIONS = ("txt", "md", "csv", "log", "json")
@@ -246,7 +248,7 @@ class ArgumentProposer:
             phrase = self._phrase_from(state)
             if phrase is not None:
                 return phrase
-        return self._fresh(name, kind)
+        return self._fresh(name, kind, owner)
 
     def _phrase_from(self, state: list[Segment]) -> str | None:
         """A word or two of a text the state holds (a line of a file, a title): what a person searches for is
@@ -262,7 +264,7 @@ class ArgumentProposer:
         both = start + 1 < len(words) and re.fullmatch(r"[A-Za-z'-]{2,}", words[start + 1]) and self.rng.random() < 0.5
         return " ".join(words[start:start + 2]) if both else words[start]
 
-    def _fresh(self, name: str, kind: str) -> Any:
+    def _fresh(self, name: str, kind: str, owner: str | None = None) -> Any:
         parts = tokens(name)
         role = role_of(name)
         if kind == "string" and role is not None:  # a person's name, a city: never a noun or an id
@@ -275,8 +277,9 @@ class ArgumentProposer:
             return self.remapper.fresh_number(integer=self.rng.random() < 0.5)
         if parts & {"date"}:
             return f"{self.rng.randint(2025, 2027)}-{self.rng.randint(1, 12):02d}-{self.rng.randint(1, 28):02d}"
-        if parts & TEXT_WORDS:
-            return f"{self.remapper.fresh_word().capitalize()} {self.remapper.fresh_word()} notes"
+        if parts & TEXT_WORDS:  # a sentence the environment's people wrote, else a title-like phrase
+            said = self.remapper.sentence(owner) if parts & SENTENCE_WORDS else None
+            return said or f"{self.remapper.fresh_word().capitalize()} {self.remapper.fresh_word()} notes"
         if parts & {"file"}:
             return f"{self.remapper.fresh_word()}.{self.rng.choice(EXTENSIONS)}"
         if parts & SECRET_WORDS:  # a token, a secret, a password: what such a thing looks like

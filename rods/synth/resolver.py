@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,6 +131,38 @@ def _hollow(value: Any) -> bool:
     if isinstance(value, list):
         return bool(value) and all(_hollow(v) for v in value)
     return value in ("", None)
+
+
+def finds_nothing(result: str) -> bool:
+    """A result that holds nothing (`is_empty`), or a short answer (a few fields) that is no match (an empty
+    list) or a zero count: `{"matching_lines": []}`, `{"count": 0, "type": "lines"}`. A record with a zero in
+    it (a booking's `nonfree_baggages`) is not."""
+    if is_empty(result):
+        return True
+    value = result_value(result)
+    if value == []:
+        return True
+    if not isinstance(value, dict) or len(value) > 3:
+        return False
+    return any(v == [] or (v == 0 and not isinstance(v, bool)) for v in value.values())
+
+
+def reads_what_it_made(call: ToolCall, result: str, earlier: Sequence[tuple[ToolCall, bool, Mapping]]) -> bool:
+    """A read that finds nothing (`finds_nothing`) in a thing this task made and no write touched since:
+    grep or count a file just created empty tells what the task already knows. `earlier`: each earlier call
+    with whether it changed the state and what it created (`Step.created_at`, `Trace.created_at`)."""
+    if not finds_nothing(result):
+        return False
+    named = _named(call)
+    for before, changed, created in reversed(earlier):
+        touched = named & _named(before)
+        if changed and touched:
+            return bool(touched & created.keys())  # the last write that named it made it: nothing since
+    return False
+
+
+def _named(call: ToolCall) -> set:
+    return {v for v in [*call.arguments.values(), *call.args] if isinstance(v, (str, int, float))}
 
 
 def offers_of(result: str, created: set, produced: set) -> list[list]:
@@ -279,7 +311,8 @@ class _Search:
                     continue
                 if planned.changed is not None and step.changed != planned.changed:
                     continue
-                if not step.changed and is_empty(step.result):
+                if not step.changed and (is_empty(step.result) or reads_what_it_made(
+                        call, step.result, [(s.call, s.changed, s.created_at) for s in steps])):
                     continue  # a read that finds nothing asks for nothing (the judge's progress check)
                 step.bindings = _bindings(arguments, fed, [s.result for s in steps])
                 if not step.changed:

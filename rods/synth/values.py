@@ -22,12 +22,19 @@ What is kept (and therefore not "distinctive"), precisely:
 
 Everything else (other words, digit runs of >= 3 digits, other numbers) is
 distinctive and gets a new value never present in the seed.
+
+A sentence (`is_prose`: a file's text, a message, a post) is not re-drawn word
+by word, which makes word salad ("This is a saffron linen of the document"):
+it becomes, whole and consistently, another sentence the environment's human
+tasks wrote (`APIGraph.prose`, by class), one that shares no distinctive word
+with the seed. Without such texts it falls back to word by word.
 """
 
 from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rods.envs.domain import domain_of
@@ -73,6 +80,21 @@ def is_distinctive(value: Any, vocabulary: frozenset[str]) -> bool:
     if isinstance(value, str):
         return any(not is_kept_word(w, vocabulary) for w in _WORD.findall(value))
     return False
+
+
+#: A sentence: words, numbers and a person's punctuation, no code signs (`_ / = < > { } [ ] \\ |`).
+_PROSE = re.compile(r"[A-Za-z0-9 .,;:!?'\"#@&%$()+-]+")
+
+
+def is_prose(text: Any) -> bool:
+    """A sentence a person wrote (three words or more, one line, no code signs, not a proper name): a file's
+    text, a message, a post. A statement (`SELECT name FROM t`: it opens with a keyword in capitals), a path,
+    a list of ids or a person's name is not."""
+    if not isinstance(text, str) or "\n" in text or not _PROSE.fullmatch(text.strip()):
+        return False
+    words = _WORD.findall(text)
+    return (len(words) >= 3 and sum(w.isalpha() for w in words) >= 3 and not PROPER_NAME.fullmatch(text.strip())
+            and not (len(words[0]) >= 3 and words[0].isupper()))
 
 
 #: Name pieces of a field or parameter that holds a person's name (`author`, `lent_to`, `member`, `first_name`).
@@ -184,10 +206,12 @@ class ValueRemapper:
         keep: exact values to leave alone: content the simulator itself makes at
             load time (BFCL's long-context filler files), which no config can rename.
         vocabulary: the environment's words to keep (`vocabulary_of`).
+        prose: class -> sentences its human tasks wrote (`APIGraph.prose`): what a
+            sentence of the seed becomes (module docstring).
     """
 
     def __init__(self, rng: random.Random, vocabulary: frozenset[str], avoid: list[Any] = (), jitter: float = 0.3,
-                 keep: frozenset = frozenset()):
+                 keep: frozenset = frozenset(), prose: Mapping[str, Sequence[str]] | None = None):
         self.rng = rng
         self.keep = keep
         self.vocabulary = vocabulary
@@ -206,38 +230,55 @@ class ValueRemapper:
         self._first, self._surnames, self._places = list(NAMES), list(SURNAMES), list(PLACES)
         for pool in (self._first, self._surnames, self._places):
             random.Random(f"{rng.random()}").shuffle(pool)
+        self.sentences: dict[str, str] = {}
+        self._prose: dict[str, list[str]] = {}
+        self._any_prose: list[str] = []
+        if prose:  # its own stream, so the draws above do not depend on the sentences known
+            shuffle = random.Random(f"{rng.random()}").shuffle
+            self._prose = {owner: self._own_free(texts, shuffle) for owner, texts in prose.items()}
+            self._any_prose = sorted({t for texts in self._prose.values() for t in texts})
+            shuffle(self._any_prose)
 
     # -------------------------------------------------------------- public
 
-    def remap(self, value: Any) -> Any:
+    def remap(self, value: Any, owner: str | None = None) -> Any:
         """A copy of a class's state (its `initial_config` entry) with every distinctive value replaced.
 
         The state's shape stays: its own keys (the class's attributes) and the
         field names of its records are kept, and only the keys of a map (ids,
-        names: see `is_field_key`) are re-drawn like values.
+        names: see `is_field_key`) are re-drawn like values. Its sentences become
+        sentences `owner`'s human tasks wrote.
         """
-        return self._value(value, top=True)
+        return self._value(value, top=True, owner=owner)
 
-    def _value(self, value: Any, top: bool = False, role: str | None = None) -> Any:
+    def _value(self, value: Any, top: bool = False, role: str | None = None, owner: str | None = None) -> Any:
         if isinstance(value, dict):
             by_id = not top and bool(value) and all(isinstance(v, (dict, list)) for v in value.values())
-            return {self._key(k, keep=top or (not by_id and is_field_key(k))): self._value(v, role=role_of(k))
-                    for k, v in value.items()}
+            return {self._key(k, keep=top or (not by_id and is_field_key(k))):
+                    self._value(v, role=role_of(k), owner=owner) for k, v in value.items()}
         if isinstance(value, list):
-            return [self._value(v, role=role) for v in value]
+            return [self._value(v, role=role, owner=owner) for v in value]
         if isinstance(value, tuple):
-            return tuple(self._value(v, role=role) for v in value)
+            return tuple(self._value(v, role=role, owner=owner) for v in value)
         if isinstance(value, str):
-            return self.text(value, role)
+            return self.text(value, role, owner)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return self.number(value)
         return value
 
-    def text(self, text: str, role: str | None = None) -> str:
+    def text(self, text: str, role: str | None = None, owner: str | None = None) -> str:
         """Replace distinctive words and digit runs inside a string, keeping its shape. A person's name (`role`
-        "person", or a proper name under it) gets a first name and family names; a place, a city."""
+        "person", or a proper name under it) gets a first name and family names; a place, a city; a sentence,
+        another sentence of `owner`'s (else any class's) human tasks."""
         if text in self.keep:
             return text
+        if text in self.sentences:
+            return self.sentences[text]
+        if role is None and is_prose(text) and is_distinctive(text, self.vocabulary):
+            new = self.sentence(owner)
+            if new is not None:
+                self.sentences[text] = new
+                return new
         if text.lstrip("-").isdigit() and len(text.lstrip("-")) >= 3:
             return str(self.number(int(text)))
         if role in ("first", "last") and re.fullmatch(r"[A-Z][a-z]+", text.strip()):
@@ -248,6 +289,23 @@ class ValueRemapper:
                 [self._places] * len(parts)
             return " ".join(self._named(word, pool) for word, pool in zip(parts, pools))
         return _WORD.sub(lambda m: self._token(m.group(0)), text)
+
+    def sentence(self, owner: str | None = None) -> str | None:
+        """A sentence not used before, from `owner`'s human tasks (else any class's), or None when none is left."""
+        for pool in (self._prose.get(owner, []) if owner else [], self._any_prose):
+            while pool:
+                cand = pool.pop()
+                if cand not in self._used:
+                    self._used.add(cand)
+                    return cand
+        return None
+
+    def _own_free(self, texts: Sequence[str], shuffle: Callable[[list], None]) -> list[str]:
+        """Sentences that share no distinctive word with the seed, shuffled."""
+        free = sorted({t for t in texts if not any(w.lower() in self._avoid_words and
+                                                   not is_kept_word(w, self.vocabulary) for w in _WORD.findall(t))})
+        shuffle(free)
+        return free
 
     def name(self, role: str) -> str:
         """A fresh person's name ("Amara Novak"), first or family name, or place ("Porto") for a new value."""

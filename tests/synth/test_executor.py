@@ -4,12 +4,13 @@ import random
 
 import pytest
 
+from rods.envs.calls import ToolCall
 from rods.llm import make_backend
 from rods.synth.executor import Executor, deterministic_patch, run_plan
 from rods.synth.plan import PlannedCall
 from rods.synth.planner import Planner
 from rods.synth.profile import incoming_edges, produced_values, result_value, trace_task
-from rods.synth.resolver import is_empty
+from rods.synth.resolver import finds_nothing, is_empty, reads_what_it_made
 from rods.tasks import Task
 
 
@@ -112,3 +113,25 @@ def test_resolved_calls_keep_the_planned_data_flow_and_bind_what_results_gave(pl
 ])
 def test_a_result_whose_every_field_is_empty_holds_nothing(result, empty):
     assert is_empty(result) is empty
+
+
+@pytest.mark.parametrize("result, nothing", [
+    ('{"matching_lines": []}', True), ('{"count": 0, "type": "lines"}', True), ("[]", True),
+    ('{"file_content": ""}', True), ('{"matching_lines": ["a b"]}', False), ('{"count": 3, "type": "lines"}', False),
+    ('{"id": "R1", "a": 1, "b": 2, "bags": 0}', False),  # a record with a zero in it answers its question
+    ('{"ok": false}', False),
+])
+def test_what_finds_nothing(result, nothing):
+    assert finds_nothing(result) is nothing
+
+
+def test_a_read_of_a_thing_just_made_that_finds_nothing_is_pointless():
+    touch, cd = ToolCall("touch", {"file_name": "a.log"}), ToolCall("cd", {"folder": "docs"})
+    grep = ToolCall("grep", {"file_name": "a.log", "pattern": "x"})
+    made = {"a.log": "/fs/root/a.log"}
+    assert reads_what_it_made(grep, '{"matching_lines": []}', [(touch, True, made), (cd, True, {"docs": "/p"})])
+    assert not reads_what_it_made(grep, '{"matching_lines": ["x y"]}', [(touch, True, made)])  # it found something
+    write = ToolCall("echo", {"content": "x y", "file_name": "a.log"})
+    assert not reads_what_it_made(grep, '{"matching_lines": []}', [(touch, True, made), (write, True, {})])
+    assert not reads_what_it_made(grep, '{"matching_lines": []}', [(cd, True, {})])  # a file the task found
+    assert not reads_what_it_made(grep, '{"matching_lines": []}', [(touch, False, made)])  # no change: not made

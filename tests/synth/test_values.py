@@ -2,9 +2,7 @@
 
 import random
 
-from rods.synth.values import ValueRemapper, is_distinctive, is_kept_word, leaves, vocabulary_of
-
-BFCL_WORDS = vocabulary_of("bfcl")
+from rods.synth.values import ValueRemapper, is_distinctive, is_kept_word, is_prose, leaves, vocabulary_of
 
 BFCL_WORDS = vocabulary_of("bfcl")
 
@@ -61,6 +59,39 @@ def test_remapping_never_reuses_seed_values_and_is_seeded():
             assert not ({w.lower() for w in new.replace(".", " ").split()} & seed_words), new
     assert a.remap("USR001") == "USR001"  # the simulator's own user id: kept
     assert is_kept_word("txt", BFCL_WORDS) and not is_kept_word("gamma", BFCL_WORDS)
+
+
+def test_prose_is_told_from_names_titles_and_code():
+    for text in ("Sample content of file1", "This is a hidden file.", "Meeting at 3 PM", "Thanks for the update!",
+                 "Front left: 28.0, Front right: 28.0"):
+        assert is_prose(text), text
+    for text in ("SELECT name FROM products", "Hana Sato", "The Kayak Paddle", "a/b/c d e", "x = y + z",
+                 "4938 5639 9827 6789", "hello world", "one line\nand another", 42):
+        assert not is_prose(text), text
+
+
+def test_a_sentence_becomes_a_sentence_people_wrote_consistently():
+    """A sentence of the seed is not re-drawn word by word (word salad): it becomes one of the environment's
+    written sentences (its own class's first), the same one wherever it appears, sharing no distinctive word
+    with the seed; a title and a name keep their word-by-word mapping; with no sentences left, word by word."""
+    seed = {"files": {"a.txt": "Draft summary of the research project.", "b.txt": "Sample content of file1",
+                      "c.txt": "Draft summary of the research project."},
+            "title": "The Kayak Paddle"}
+    prose = {"FS": ["Meeting moved to Thursday.", "Draft notes for the research review.", "Bring the maps please."],
+             "Chat": ["Heading to the airport now."]}
+    for k in range(10):
+        r = ValueRemapper(random.Random(k), BFCL_WORDS, leaves(seed), prose=prose)
+        new = r.remap(seed, "FS")
+        files = new["files"]
+        texts = list(files.values())
+        assert texts[0] == texts[2] != texts[1]  # equal stays equal, different stays different
+        assert set(texts) <= {"Meeting moved to Thursday.", "Bring the maps please."}  # "research" is the seed's
+        assert r.text("Sample content of file1") == texts[1]  # the same mapping for an argument
+        assert new["title"] != seed["title"] and len(new["title"].split()) == 3  # a title: word by word
+        assert r.sentence("FS") == "Heading to the airport now."  # its class's used up: another class's
+        assert r.sentence("FS") is None and r.sentence() is None
+        worded = r.text("Another fine sentence here")
+        assert worded != "Another fine sentence here" and len(worded.split()) == 4  # none left: word by word
 
 
 def test_fresh_numbers_never_run_out():
