@@ -10,7 +10,7 @@ send them with each call (`phrase`, `nouns`, `forms`). A slot is said three ways
 * a value the user supplies: the value itself (a form wraps some: "ticket 42");
 * a value the model must take from an earlier result: "that file" (its noun),
   so the query never gives it away; when that result listed several like it,
-  which one ("the second file in that list", `picks`), so the request has one meaning;
+  which one ("the second of those files", `picks`), so the request has one meaning;
 * the value a miss_param turn leaves out: "a file" (the user says which next).
 
 A value the user said in an earlier turn is said again as it is ("'notes.txt'"),
@@ -56,18 +56,30 @@ def _supplied(param: str, value: Any, forms: Mapping[str, str]) -> str:
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 
 
+def plural(noun: str) -> str:
+    """"book" -> "books", "flight number" -> "flight numbers", "city" -> "cities", "address" -> "addresses"."""
+    head, _, last = noun.rpartition(" ")
+    if re.search(r"(s|x|z|ch|sh)$", last):
+        last += "es"
+    elif re.search(r"[^aeiou]y$", last):
+        last = last[:-1] + "ies"
+    else:
+        last += "s"
+    return f"{head} {last}" if head else last
+
+
 def referred(key: str, noun: str, picks: Mapping[str, Sequence[int]] | None = None) -> str:
     """A value taken from an earlier result: "that file", or, when that result listed several like it
-    (`picks[key]` = (index, count)), which one: "the second file in that list", "the last file in that list"."""
+    (`picks[key]` = (index, count)), which one: "the second of those files", "the last of those files"."""
     pick = (picks or {}).get(key)
     if not pick:
         return f"that {noun}"
     index, count = pick
     if index == count - 1 and count > 2:
-        return f"the last {noun} in that list"
+        return f"the last of those {plural(noun)}"
     if index < len(ORDINALS):
-        return f"the {ORDINALS[index]} {noun} in that list"
-    return f"{noun} number {index + 1} in that list"
+        return f"the {ORDINALS[index]} of those {plural(noun)}"
+    return f"{noun} number {index + 1} of those"
 
 
 def slot(param: str, value: Any, *, bound: set[str], missing: str | None,
@@ -101,6 +113,9 @@ VERBS = frozenset("""get set list find search show view read open check look fet
 #: Verbs a tool that only reads starts with ("book_details" reads a book: it books nothing).
 READ_VERBS = frozenset("""get list find search show view read open check look fetch count sum calculate compute
     convert estimate compare sort filter rank verify validate track""".split())
+
+#: Verbs that look for several things, and how a person says them before the things ("search for flights").
+SEARCH_VERBS = {"search": "search for", "find": "find", "list": "list the"}
 
 #: Last words of a read's name that only say "everything about it" (`get_user_details` looks up a user).
 DETAIL_WORDS = frozenset({"details", "detail", "info", "information", "data", "record", "profile", "summary"})
@@ -196,7 +211,9 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
     is for (the judge's intent check).
     """
     words = _words(function) or [function.lower()]
-    verb = words[0] in (READ_VERBS if effect == "read" else VERBS) or (effect == "write" and words[0] not in READ_VERBS)
+    verb = (words[0] in (READ_VERBS if effect == "read" else VERBS)
+            or (effect == "write" and words[0] not in READ_VERBS)
+            or (len(words) >= 2 and words[0] in VERBS and words[1] in ("to", "from", "into", "for", "with")))
     bound_set = set(bound)
     first = next((p for p in [*params, *arguments] if p in arguments), None)
     about = None  # get_user_details(user_id=...), book_details(book_id=...): "look up user 'x'", "look up that book"
@@ -213,6 +230,9 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
                       else _said(first, arguments[first], nouns)[0])
         head = f"{words[0]} {said_first}"
         arguments = {k: v for k, v in arguments.items() if k != first}
+    elif len(words) >= 2 and words[0] in SEARCH_VERBS and words[1] not in SEARCH_VERBS[words[0]].split() \
+            and not words[-1].endswith("s"):  # search_direct_flight: "search for direct flights", not "the ... flight"
+        head = f"{SEARCH_VERBS[words[0]]} {plural(' '.join(words[1:]))}"
     elif len(words) >= 2 and verb:
         article = "" if words[1] in ("to", "from", "by", "for", "with", "of", "on", "in", "into", "a", "the", "all",
                                      "my") else "the "

@@ -79,13 +79,19 @@ def call_outcome(call: dict[str, Any], missing: str | None) -> str:
                    forms=call.get("forms"), effect=_effect(call), picks=picks)
 
 
+#: How a person gives the value they left out of their last request.
+SUPPLIED = ("Sorry, I forgot to say: I meant {value} for the {what}.", "Oh, the {what} is {value}.",
+            "Oh, I meant {value} for the {what}.", "Right, it's {value} for the {what}.")
+
+
 def request(turn: dict[str, Any]) -> str:
     """One turn's request: its calls' outcomes (a question when the turn only reads, an instruction when it
     changes something), or the value a miss_param turn left out."""
     if turn.get("kind") == "supply_missing":
         miss = turn["missing"]
         what = noun(miss["param"], turn.get("nouns"))
-        return f"Sorry, I forgot to say: I meant {say(miss['value'])} for the {what}."
+        frame = SUPPLIED[len(str(miss["value"])) % len(SUPPLIED)]
+        return frame.format(value=say(miss["value"]), what=what)
     missing = turn.get("missing", {}) if turn.get("kind") == "ask_missing" else {}
     calls = grouped(turn.get("calls", []), missing.get("index"))
     steps = [call_outcome(c, missing.get("param") if c.get("index") == missing.get("index") else None)
@@ -143,8 +149,7 @@ def _gist(call: dict[str, Any], missing: str | None = None) -> str:
         told = what in ("text", "message", "note", "content", "comment", "post")
         text = text.replace(f"that {what}", "what we find" if told else indefinite(what))
     for spoken, meant in (("show me", "see"), ("tell me", "find out"), ("give me", "get"), ("let me know", "find out")):
-        if text.startswith(spoken):
-            return meant + text[len(spoken):]
+        text = re.sub(rf"(^|\band ){spoken}\b", rf"\g<1>{meant}", text)  # "I'd like to ... and find out ..."
     return text
 
 
@@ -175,9 +180,12 @@ def goal(turns: list[dict[str, Any]]) -> str:
     return frame.format(what=what)
 
 
-#: Ways a person states what they are after (one per task, picked by its calls, so tasks do not all open alike).
-GOALS = ("In the end I want to {what}.", "My goal is to {what}.", "I'm trying to {what}.",
-         "Eventually I need to {what}.", "What I want in the end is to {what}.")
+#: Ways a person states what they are after (one per task, picked by its calls, so tasks do not all open alike);
+#: the first request follows as the first step towards it (`FIRST`).
+GOALS = ("I need to {what}.", "I'd like to {what}.", "I want to {what}.", "I'm trying to {what}.",
+         "My plan is to {what}.")
+#: How the first request follows a goal: as the first step ("First, can you ...?").
+FIRST = ("First,", "To start,", "Before that,", "To begin,")
 
 
 def grouped(calls: list[dict[str, Any]], keep: int | None = None, least: int = 3) -> list[dict[str, Any]]:
@@ -203,6 +211,11 @@ def grouped(calls: list[dict[str, Any]], keep: int | None = None, least: int = 3
             out.extend(calls[i:j + 1])
         i = j + 1
     return out
+
+
+def _lower(text: str) -> str:
+    """A request continuing a sentence: "Can you ..." -> "can you ..." (a quoted name keeps its case)."""
+    return text[:1].lower() + text[1:] if text[:2] != "I " else text
 
 
 class TemplateBackend(LLMBackend):
@@ -252,14 +265,20 @@ class TemplateBackend(LLMBackend):
         """All turns at once: the goal first (`goal`), then each turn's outcome in a person's words, referring
         back to earlier results ("that file"), with no filler between turns."""
         turns = ctx.get("turns", [])
+        stated = goal(turns)
+        last = max((i for i, t in enumerate(turns) if t.get("kind") == "calls"), default=-1)
         queries = []
         spoken = 0
-        for turn in turns:
+        for i, turn in enumerate(turns):
             if turn.get("kind") == "reveal":
                 queries.append("")
                 continue
             body = request(turn)
-            queries.append(f"{goal(turns)} {body}".strip() if spoken == 0 else body)
+            if spoken == 0 and stated:  # the goal, then the first step towards it
+                body = f"{stated} {FIRST[len(stated) % len(FIRST)]} {_lower(body)}"
+            elif spoken and i == last and stated:  # the step the goal announced
+                body = f"Now {_lower(body)}"
+            queries.append(body)
             spoken += 1
         return {"queries": queries}
 

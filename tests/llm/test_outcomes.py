@@ -6,7 +6,7 @@ import re
 import pytest
 
 from rods.envs.domain import domain_of
-from rods.llm.outcomes import outcome as phrase_outcome
+from rods.llm.outcomes import outcome as phrase_outcome, plural
 from rods.synth.api_graph import describe, function_docs
 from rods.synth.leak import leaks
 from rods.tasks.bfcl import API_CLASSES
@@ -83,14 +83,28 @@ def test_generic_requests_say_people_places_and_dates_as_people_do():
     assert by == "search the books for the author named 'Cyrus Zimmer'"
     trip = phrase_outcome("search_direct_flight", {"origin": "ORD", "destination": "EWR", "date": "2024-05-19"},
                    params=["origin", "destination", "date"], effect="read")
-    assert trip == "search the direct flight from 'ORD' to 'EWR' on '2024-05-19'"
+    assert trip == "search for direct flights from 'ORD' to 'EWR' on '2024-05-19'"
     found = phrase_outcome("search_direct_flight", {"origin": "ORD", "destination": "EWR", "date": "2024-05-19"},
                     params=["origin", "destination", "date"], bound=["origin"], effect="read")
-    assert found.startswith("search the direct flight from that origin to 'EWR'") and "ORD" not in found
+    assert found.startswith("search for direct flights from that origin to 'EWR'") and "ORD" not in found
     named = phrase_outcome("add_member", {"name": "Hana Sato"}, params=["name"], effect="write")
     assert named == "add the member 'Hana Sato'"
     for text in (by, trip, found):
         assert " as the " not in text
+
+
+def test_a_search_for_one_kind_of_thing_asks_for_several():
+    found = phrase_outcome("search_onestop_flight", {"origin": "JFK", "destination": "SFO"},
+                           params=["origin", "destination"], effect="read")
+    assert found.startswith("search for onestop flights"), found
+    moved = phrase_outcome("transfer_to_human_agents", {"summary": "Wants a refund."}, params=["summary"],
+                           effect="read")
+    assert moved.startswith("transfer to human agents"), moved  # a verb, though the tool changes nothing
+
+
+def test_plural_nouns():
+    assert [plural(n) for n in ("book", "flight number", "city", "address", "day", "match")] == \
+        ["books", "flight numbers", "cities", "addresses", "days", "matches"]
 
 
 def test_a_value_picked_from_several_listed_says_which_one():
@@ -99,13 +113,13 @@ def test_a_value_picked_from_several_listed_says_which_one():
     generic = dict(params=["book_id"], bound=["book_id"], nouns={"book_id": "book"}, effect="write")
     assert phrase_outcome("return_book", {"book_id": "bk-2"}, **generic) == "return that book"
     assert phrase_outcome("return_book", {"book_id": "bk-2"}, **generic, picks=picks) == \
-        "return the second book in that list"
+        "return the second of those books"
     assert phrase_outcome("return_book", {"book_id": "bk-3"}, **generic, picks={"book_id": [2, 3]}) == \
-        "return the last book in that list"
+        "return the last of those books"
     # a phrase's slot, and one item of a list argument
     assert outcome("cat", {"file_name": "a.txt"}, params=["file_name"], bound=["file_name"],
-                   picks={"file_name": [0, 2]}).endswith("the first file in that list")
+                   picks={"file_name": [0, 2]}).endswith("the first of those files")
     mixed = phrase_outcome("share_books", {"book_ids": ["bk-1", "bk-9"]}, params=["book_ids"],
                            bound=["book_ids[1]"], nouns={"book_ids": "book"}, effect="write",
                            picks={"book_ids[1]": [4, 12]})
-    assert "'bk-1'" in mixed and "the fifth book in that list" in mixed and "bk-9" not in mixed
+    assert "'bk-1'" in mixed and "the fifth of those books" in mixed and "bk-9" not in mixed

@@ -11,7 +11,7 @@ from synth.conftest import POPULATION, stratified
 
 from rods.llm import make_backend
 from rods.llm.base import ChatRequest, Completion
-from rods.llm.template import TemplateBackend, goal, request
+from rods.llm.template import FIRST, TemplateBackend, goal, request
 from rods.synth.api_graph import describe, function_docs, graph_for
 from rods.synth.executor import run_plan
 from rods.synth.judge import Judge, structure_verdict
@@ -59,6 +59,9 @@ def test_rewrite_writes_every_turn_at_once_opening_with_the_goal(seeds_by_catego
     # the template states one goal from the calls' effects, not a fixed sentence, and no filler between turns
     stated = goal(turn_contexts(plan, run))
     assert stated and queries[0].startswith(stated) and plan.narrative.split(". ")[0] not in queries[0]
+    # the first request follows as the first step towards the goal; the last turn is the step it announced
+    assert queries[0][len(stated):].split()[0] in {f.split()[0] for f in FIRST}, queries[0]
+    assert queries[-1].startswith("Now ") or seed.num_turns == 1, queries
     assert not any(q.startswith(("Next,", "After that,", "To wrap up", "Then,", "Also,")) for q in queries)
 
 
@@ -312,7 +315,7 @@ def test_picks_say_which_of_several_listed_items_a_bound_value_is():
 
 def test_a_value_taken_from_one_of_several_results_is_asked_for_by_its_place_in_the_list():
     """tau2 airline variants (a user's reservations, a reservation's flights): every bound value its source
-    listed among others is asked for by its place ("the second reservation in that list"), never "that ..."."""
+    listed among others is asked for by its place ("the second of those reservations"), never "that ..."."""
     seeds = read_tasks(EXAMPLES / "tau2_airline" / "train.jsonl")[:10]
     template = make_backend("template")
     planner = Planner(template, graph_for(seeds[0].environment, seeds))
@@ -329,6 +332,6 @@ def test_a_value_taken_from_one_of_several_results_is_asked_for_by_its_place_in_
                     for key, (index, count) in call["picks"].items():
                         picked += 1
                         noun = call.get("nouns", {}).get(key.split("[")[0], "one")
-                        assert "in that list" in query and f"that {noun}" not in query, (seed.id, query)
+                        assert " of those " in query and f"that {noun}" not in query, (seed.id, query)
                         assert count > 1 and 0 <= index < count
     assert picked >= 5, picked
