@@ -39,7 +39,7 @@ from typing import Any
 
 from rods.envs.domain import domain_of
 from rods.envs.schemas import function_docs as schema_docs
-from rods.synth.values import is_prose, leaves
+from rods.synth.values import field_values, is_phrase, is_prose, leaves
 from rods.tasks.model import Task
 
 logger = logging.getLogger(__name__)
@@ -96,6 +96,9 @@ class APIGraph:
     #: class -> the sentences (`is_prose`) its human tasks hold in their configs and pass in their calls: what a
     #: variant's text is drawn from (`ValueRemapper`), so a file says something, not "Glade Apple Bucket".
     prose: dict[str, list[str]] = field(default_factory=dict)
+    #: "class/field" -> the phrases (`is_phrase`: titles, names, notes, sentences) its human tasks' configs hold
+    #: under that field: what a variant's phrase there is drawn from (a file's text for a file's text).
+    field_texts: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def from_docs(cls, classes: Iterable[str]) -> APIGraph:
@@ -127,9 +130,13 @@ class APIGraph:
         writes: Counter = Counter()
         owners = {name: node.api_class for name, node in graph.nodes.items()}
         prose: dict[str, set[str]] = defaultdict(set)
+        field_texts: dict[str, set[str]] = defaultdict(set)
         for task in tasks:
             for owner, state in task.initial_config.items():
                 prose[owner] |= {v for v in leaves(state) if is_prose(v)}
+                for at, value in field_values(state):
+                    if is_phrase(value):
+                        field_texts[f"{owner}/{at}"].add(value)
             trace = trace_task(task)
             for call in trace.calls:
                 if call.name in owners:
@@ -151,6 +158,7 @@ class APIGraph:
             else:
                 node.effect = "unknown" if not node.calls_seen else "write" if writes[name] else "read"
         graph.prose = {owner: sorted(texts) for owner, texts in sorted(prose.items()) if texts}
+        graph.field_texts = {at: sorted(texts) for at, texts in sorted(field_texts.items())}
         logger.info("API graph: %d functions, %d edges from %d tasks", len(graph.nodes), len(graph.edges), len(tasks))
         return graph
 

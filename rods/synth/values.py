@@ -27,7 +27,11 @@ A sentence (`is_prose`: a file's text, a message, a post) is not re-drawn word
 by word, which makes word salad ("This is a saffron linen of the document"):
 it becomes, whole and consistently, another sentence the environment's human
 tasks wrote (`APIGraph.prose`, by class), one that shares no distinctive word
-with the seed. Without such texts it falls back to word by word.
+with the seed. A title, a list of capitalised words or a short note under a record's field
+(`is_phrase`: "Banana Grape Lemon", "The Kayak Paddle") becomes another text the
+human tasks hold under that field (`APIGraph.field_texts`): a title another
+title, a file's text another file's. Without such texts it falls back to word
+by word.
 """
 
 from __future__ import annotations
@@ -108,6 +112,13 @@ PLACE_WORDS = frozenset({"city", "destination", "origin", "location", "address",
 PROPER_NAME = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z]+){1,2}")
 
 
+def is_phrase(text: Any) -> bool:
+    """Two words or more a person wrote, on one line, no code signs: a title, a name, a list of capitalised
+    words, a short note or a sentence ("The Kayak Paddle", "Banana Grape Lemon", "Rain data 1")."""
+    return isinstance(text, str) and "\n" not in text and _PROSE.fullmatch(text.strip()) is not None \
+        and sum(w.isalpha() for w in _WORD.findall(text)) >= 2
+
+
 def role_of(name: Any) -> str | None:
     """"person", "first", "last" or "place" when a field or parameter name says its values are people's names
     (whole, first or family), or places."""
@@ -154,6 +165,21 @@ def leaves(value: Any) -> list[Any]:
             stack.extend(node)
         else:
             out.append(node)
+    return out
+
+
+def field_values(state: Any) -> list[tuple[str, str]]:
+    """(field, text) of every string held under a record's field name (`is_field_key`), in lists too."""
+    out: list[tuple[str, str]] = []
+    stack: list[tuple[Any, str | None]] = [(state, None)]
+    while stack:
+        node, at = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((v, k if is_field_key(k) else None) for k, v in node.items())
+        elif isinstance(node, (list, tuple)):
+            stack.extend((v, at) for v in node)
+        elif isinstance(node, str) and at is not None:
+            out.append((at, node))
     return out
 
 
@@ -208,10 +234,15 @@ class ValueRemapper:
         vocabulary: the environment's words to keep (`vocabulary_of`).
         prose: class -> sentences its human tasks wrote (`APIGraph.prose`): what a
             sentence of the seed becomes (module docstring).
+        field_texts: "class/field" -> the titles, names, lists of capitalised words and
+            sentences its human tasks hold under that field (`APIGraph.field_texts`):
+            what a label of the seed there becomes ("Banana Grape Lemon", a file's
+            text, becomes another file's text, not "Glade Apple Bucket").
     """
 
     def __init__(self, rng: random.Random, vocabulary: frozenset[str], avoid: list[Any] = (), jitter: float = 0.3,
-                 keep: frozenset = frozenset(), prose: Mapping[str, Sequence[str]] | None = None):
+                 keep: frozenset = frozenset(), prose: Mapping[str, Sequence[str]] | None = None,
+                 field_texts: Mapping[str, Sequence[str]] | None = None):
         self.rng = rng
         self.keep = keep
         self.vocabulary = vocabulary
@@ -230,14 +261,16 @@ class ValueRemapper:
         self._first, self._surnames, self._places = list(NAMES), list(SURNAMES), list(PLACES)
         for pool in (self._first, self._surnames, self._places):
             random.Random(f"{rng.random()}").shuffle(pool)
-        self.sentences: dict[str, str] = {}
+        self.texts: dict[str, str] = {}  # whole texts mapped to whole texts: sentences, phrases
         self._prose: dict[str, list[str]] = {}
         self._any_prose: list[str] = []
-        if prose:  # its own stream, so the draws above do not depend on the sentences known
+        self._field_texts: dict[str, list[str]] = {}
+        if prose or field_texts:  # its own stream, so the draws above do not depend on the texts known
             shuffle = random.Random(f"{rng.random()}").shuffle
-            self._prose = {owner: self._own_free(texts, shuffle) for owner, texts in prose.items()}
+            self._prose = {owner: self._own_free(texts, shuffle) for owner, texts in (prose or {}).items()}
             self._any_prose = sorted({t for texts in self._prose.values() for t in texts})
             shuffle(self._any_prose)
+            self._field_texts = {at: self._own_free(texts, shuffle) for at, texts in (field_texts or {}).items()}
 
     # -------------------------------------------------------------- public
 
@@ -251,33 +284,37 @@ class ValueRemapper:
         """
         return self._value(value, top=True, owner=owner)
 
-    def _value(self, value: Any, top: bool = False, role: str | None = None, owner: str | None = None) -> Any:
+    def _value(self, value: Any, top: bool = False, role: str | None = None, owner: str | None = None,
+               at: str | None = None) -> Any:
         if isinstance(value, dict):
             by_id = not top and bool(value) and all(isinstance(v, (dict, list)) for v in value.values())
             return {self._key(k, keep=top or (not by_id and is_field_key(k))):
-                    self._value(v, role=role_of(k), owner=owner) for k, v in value.items()}
+                    self._value(v, role=role_of(k), owner=owner, at=k if is_field_key(k) else None)
+                    for k, v in value.items()}
         if isinstance(value, list):
-            return [self._value(v, role=role, owner=owner) for v in value]
+            return [self._value(v, role=role, owner=owner, at=at) for v in value]
         if isinstance(value, tuple):
-            return tuple(self._value(v, role=role, owner=owner) for v in value)
+            return tuple(self._value(v, role=role, owner=owner, at=at) for v in value)
         if isinstance(value, str):
-            return self.text(value, role, owner)
+            return self.text(value, role, owner, at)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return self.number(value)
         return value
 
-    def text(self, text: str, role: str | None = None, owner: str | None = None) -> str:
+    def text(self, text: str, role: str | None = None, owner: str | None = None, at: str | None = None) -> str:
         """Replace distinctive words and digit runs inside a string, keeping its shape. A person's name (`role`
         "person", or a proper name under it) gets a first name and family names; a place, a city; a sentence,
-        another sentence of `owner`'s (else any class's) human tasks."""
+        another sentence of `owner`'s (else any class's) human tasks; another phrase (`is_phrase`) under a
+        field `at`, another text its human tasks hold under that field."""
         if text in self.keep:
             return text
-        if text in self.sentences:
-            return self.sentences[text]
-        if role is None and is_prose(text) and is_distinctive(text, self.vocabulary):
-            new = self.sentence(owner)
+        if text in self.texts:
+            return self.texts[text]
+        if role is None and is_distinctive(text, self.vocabulary):
+            new = self.sentence(owner) if is_prose(text) else \
+                _draw_unused(self._field_texts.get(f"{owner}/{at}", []), self._used) if at and is_phrase(text) else None
             if new is not None:
-                self.sentences[text] = new
+                self.texts[text] = new
                 return new
         if text.lstrip("-").isdigit() and len(text.lstrip("-")) >= 3:
             return str(self.number(int(text)))
@@ -293,15 +330,13 @@ class ValueRemapper:
     def sentence(self, owner: str | None = None) -> str | None:
         """A sentence not used before, from `owner`'s human tasks (else any class's), or None when none is left."""
         for pool in (self._prose.get(owner, []) if owner else [], self._any_prose):
-            while pool:
-                cand = pool.pop()
-                if cand not in self._used:
-                    self._used.add(cand)
-                    return cand
+            found = _draw_unused(pool, self._used)
+            if found is not None:
+                return found
         return None
 
     def _own_free(self, texts: Sequence[str], shuffle: Callable[[list], None]) -> list[str]:
-        """Sentences that share no distinctive word with the seed, shuffled."""
+        """Texts that share no distinctive word with the seed, shuffled."""
         free = sorted({t for t in texts if not any(w.lower() in self._avoid_words and
                                                    not is_kept_word(w, self.vocabulary) for w in _WORD.findall(t))})
         shuffle(free)
@@ -422,6 +457,16 @@ class ValueRemapper:
             if float(new) not in taken and is_distinctive(new, frozenset()) and (new > 0) == (value > 0):
                 return new
         raise RuntimeError(f"could not draw a new number for {value!r}")
+
+
+def _draw_unused(pool: list[str], used: set[str]) -> str | None:
+    """The next text of a shuffled pool not used before (marked used), or None when the pool runs out."""
+    while pool:
+        cand = pool.pop()
+        if cand not in used:
+            used.add(cand)
+            return cand
+    return None
 
 
 def _decimals(value: float | int) -> int:

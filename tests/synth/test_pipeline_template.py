@@ -23,7 +23,7 @@ from rods.synth.profile import (
 )
 from rods.synth.resolver import is_empty, reads_what_it_made
 from rods.synth.settings import SynthConfig
-from rods.synth.values import config_values, is_distinctive, is_prose, vocabulary_of
+from rods.synth.values import config_values, field_values, is_distinctive, is_phrase, is_prose, vocabulary_of
 from rods.tasks import content_hash
 
 pytestmark = [pytest.mark.slow, POPULATION]  # synthesis over every category's seeds: `make test` runs it
@@ -118,17 +118,19 @@ def test_no_accepted_variant_reads_nothing_in_what_it_just_made(run):
     assert pointless == []
 
 
-def test_every_sentence_of_a_variant_state_is_one_a_person_wrote(run, api_graph):
-    """A file's text, a message, a post in a variant's config is a sentence of the environment's human tasks
-    (`APIGraph.prose`), never words re-drawn one by one ("This is a saffron linen of the document")."""
+def test_every_text_of_a_variant_state_is_one_a_person_wrote(run, api_graph):
+    """A file's text, a message, a post, a title in a variant's config is one the environment's human tasks
+    wrote (`APIGraph.prose`, `APIGraph.field_texts`), never words re-drawn one by one ("This is a saffron linen
+    of the document", "Glade Apple Bucket")."""
     seeds, accepted, _ = run
     made = {s.id: environment_made(s) for s in seeds if s.long_context}  # the simulator's own texts: kept
-    written = {t for texts in api_graph.prose.values() for t in texts}
-    sentences = [(task.id, v) for task in accepted for state in task.initial_config.values()
-                 for v in config_values(state) if is_prose(v) and is_distinctive(v, vocabulary_of(task.environment))
-                 and v not in made.get(task.provenance.parent_id, ())]
-    assert len(sentences) >= 20  # the population has such texts to look at
-    assert [(i, v) for i, v in sentences if v not in written] == []
+    written = {t for pool in (api_graph.prose, api_graph.field_texts) for texts in pool.values() for t in texts}
+    texts = [(task.id, v) for task in accepted for owner, state in task.initial_config.items()
+             for at, v in field_values(state) if (is_prose(v) or f"{owner}/{at}" in api_graph.field_texts)
+             and is_phrase(v) and is_distinctive(v, vocabulary_of(task.environment))
+             and v not in made.get(task.provenance.parent_id, ())]
+    assert len(texts) >= 20  # the population has such texts to look at
+    assert [(i, v) for i, v in texts if v not in written] == []
 
 
 def test_no_variant_copies_its_seed(run):

@@ -94,6 +94,26 @@ def test_a_sentence_becomes_a_sentence_people_wrote_consistently():
         assert worded != "Another fine sentence here" and len(worded.split()) == 4  # none left: word by word
 
 
+def test_a_phrase_under_a_field_becomes_one_people_wrote_there():
+    """'Banana Grape Lemon' as a file's text becomes another file's text, a ticket's title another title (never
+    'Glade Apple Bucket'); with none left under that field, word by word; a person's name keeps its role."""
+    seed = {"files": {"a.txt": {"content": "Banana Grape Lemon"}, "b.txt": {"content": "Rain data 1"}},
+            "tickets": [{"title": "Billing Concern", "owner": "Hana Sato"}]}
+    field_texts = {"FS/content": ["Meeting at 3 PM", "Old draft content.", "Banana Split Cake"],
+                   "FS/title": ["Feature Request"]}
+    for k in range(10):
+        r = ValueRemapper(random.Random(k), BFCL_WORDS, leaves(seed), field_texts=field_texts)
+        new = r.remap(seed, "FS")
+        contents = {f["content"] for f in new["files"].values()}
+        assert contents == {"Meeting at 3 PM", "Old draft content."}  # "Banana Split Cake" shares "Banana"
+        (ticket,) = new["tickets"]
+        assert ticket["title"] == "Feature Request" and ticket["owner"] != "Hana Sato"
+        assert len(ticket["owner"].split()) == 2 and ticket["owner"] not in field_texts["FS/content"]
+        assert r.text("Banana Grape Lemon") in contents  # the same mapping for an argument
+        again = ValueRemapper(random.Random(k), BFCL_WORDS, leaves(seed), field_texts={}).remap(seed, "FS")
+        assert len(again["files"][next(iter(again["files"]))]["content"].split()) == 3  # none known: word by word
+
+
 def test_fresh_numbers_never_run_out():
     """A seed that uses up 11..499 still gets fresh, distinct numbers (no internal error)."""
     r = ValueRemapper(random.Random(0), BFCL_WORDS, list(range(11, 495)))
