@@ -38,8 +38,10 @@ TOLERANCE = 0.05
 
 
 def parity_reward(prompts, completions, completion_ids, **_):
-    """1 for completions whose token ids sum to an even number: meaningless, but it differs within groups."""
-    return [float(sum(ids) % 2 == 0) for ids in completion_ids]
+    """1 for every other completion of the batch: meaningless, but it differs within every group, so each step
+    moves the policy (a reward on the token ids' parity was the same for a whole batch about once in 64 runs,
+    and the step then changed nothing)."""
+    return [float(i % 2 == 0) for i in range(len(completion_ids))]
 
 
 @pytest.fixture(scope="module")
