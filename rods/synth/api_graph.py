@@ -128,7 +128,6 @@ class APIGraph:
         declared = {name: doc["effect"] for name, doc in function_docs(classes).items()
                     if doc.get("effect") in ("read", "write")}
         writes: Counter = Counter()
-        owners = {name: node.api_class for name, node in graph.nodes.items()}
         prose: dict[str, set[str]] = defaultdict(set)
         field_texts: dict[str, set[str]] = defaultdict(set)
         for task in tasks:
@@ -138,12 +137,10 @@ class APIGraph:
                     if is_phrase(value):
                         field_texts[f"{owner}/{at}"].add(value)
             trace = trace_task(task)
-            for call in trace.calls:
-                if call.name in owners:
-                    prose[owners[call.name]] |= {v for v in call.arguments.values() if is_prose(v)}
             for call, changed in zip(trace.calls, trace.changed):
                 if call.name in graph.nodes:
                     graph.nodes[call.name].calls_seen += 1
+                    prose[graph.nodes[call.name].api_class] |= {v for v in call.arguments.values() if is_prose(v)}
                     if changed:
                         writes[call.name] += 1
             for i, j in data_flow_edges(trace):

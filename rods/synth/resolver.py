@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -147,14 +147,14 @@ def finds_nothing(result: str) -> bool:
     return any(v == [] or (v == 0 and not isinstance(v, bool)) for v in value.values())
 
 
-def reads_what_it_made(call: ToolCall, result: str, earlier: Sequence[tuple[ToolCall, bool, Mapping]]) -> bool:
+def reads_what_it_made(call: ToolCall, result: str, earlier: Iterable[tuple[ToolCall, bool, Mapping]]) -> bool:
     """A read that finds nothing (`finds_nothing`) in a thing this task made and no write touched since:
     grep or count a file just created empty tells what the task already knows. `earlier`: each earlier call
     with whether it changed the state and what it created (`Step.created_at`, `Trace.created_at`)."""
     if not finds_nothing(result):
         return False
     named = _named(call)
-    for before, changed, created in reversed(earlier):
+    for before, changed, created in reversed(tuple(earlier)):  # read only for a read that found nothing
         touched = named & _named(before)
         if changed and touched:
             return bool(touched & created.keys())  # the last write that named it made it: nothing since
@@ -312,7 +312,7 @@ class _Search:
                 if planned.changed is not None and step.changed != planned.changed:
                     continue
                 if not step.changed and (is_empty(step.result) or reads_what_it_made(
-                        call, step.result, [(s.call, s.changed, s.created_at) for s in steps])):
+                        call, step.result, ((s.call, s.changed, s.created_at) for s in steps))):
                     continue  # a read that finds nothing asks for nothing (the judge's progress check)
                 step.bindings = _bindings(arguments, fed, [s.result for s in steps])
                 if not step.changed:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from rods.envs.domain import domain_of
@@ -94,11 +95,10 @@ def is_prose(text: Any) -> bool:
     """A sentence a person wrote (three words or more, one line, no code signs, not a proper name): a file's
     text, a message, a post. A statement (`SELECT name FROM t`: it opens with a keyword in capitals), a path,
     a list of ids or a person's name is not."""
-    if not isinstance(text, str) or "\n" in text or not _PROSE.fullmatch(text.strip()):
+    if not is_phrase(text) or PROPER_NAME.fullmatch(text.strip()):
         return False
     words = _WORD.findall(text)
-    return (len(words) >= 3 and sum(w.isalpha() for w in words) >= 3 and not PROPER_NAME.fullmatch(text.strip())
-            and not (len(words[0]) >= 3 and words[0].isupper()))
+    return sum(w.isalpha() for w in words) >= 3 and not (len(words[0]) >= 3 and words[0].isupper())
 
 
 #: Name pieces of a field or parameter that holds a person's name (`author`, `lent_to`, `member`, `first_name`).
@@ -311,8 +311,7 @@ class ValueRemapper:
         if text in self.texts:
             return self.texts[text]
         if role is None and is_distinctive(text, self.vocabulary):
-            new = self.sentence(owner) if is_prose(text) else \
-                _draw_unused(self._field_texts.get(f"{owner}/{at}", []), self._used) if at and is_phrase(text) else None
+            new = self._whole(text, owner, at)
             if new is not None:
                 self.texts[text] = new
                 return new
@@ -327,6 +326,15 @@ class ValueRemapper:
             return " ".join(self._named(word, pool) for word, pool in zip(parts, pools))
         return _WORD.sub(lambda m: self._token(m.group(0)), text)
 
+    def _whole(self, text: str, owner: str | None, at: str | None) -> str | None:
+        """A text people wrote in place of the whole of `text`: a sentence for a sentence, a text held under the
+        same field for a phrase under a field; None when there is none (then word by word)."""
+        if is_prose(text):
+            return self.sentence(owner)
+        if at and is_phrase(text):
+            return _draw_unused(self._field_texts.get(f"{owner}/{at}", []), self._used)
+        return None
+
     def sentence(self, owner: str | None = None) -> str | None:
         """A sentence not used before, from `owner`'s human tasks (else any class's), or None when none is left."""
         for pool in (self._prose.get(owner, []) if owner else [], self._any_prose):
@@ -337,8 +345,8 @@ class ValueRemapper:
 
     def _own_free(self, texts: Sequence[str], shuffle: Callable[[list], None]) -> list[str]:
         """Texts that share no distinctive word with the seed, shuffled."""
-        free = sorted({t for t in texts if not any(w.lower() in self._avoid_words and
-                                                   not is_kept_word(w, self.vocabulary) for w in _WORD.findall(t))})
+        free = sorted({t for t in texts if not any(w in self._avoid_words and not is_kept_word(w, self.vocabulary)
+                                                   for w in _lower_words(t))})
         shuffle(free)
         return free
 
@@ -457,6 +465,12 @@ class ValueRemapper:
             if float(new) not in taken and is_distinctive(new, frozenset()) and (new > 0) == (value > 0):
                 return new
         raise RuntimeError(f"could not draw a new number for {value!r}")
+
+
+@lru_cache(maxsize=8192)
+def _lower_words(text: str) -> tuple[str, ...]:
+    """The words of a text, lower case (every plan checks the same known texts against its seed)."""
+    return tuple(w.lower() for w in _WORD.findall(text))
 
 
 def _draw_unused(pool: list[str], used: set[str]) -> str | None:
