@@ -8,7 +8,8 @@ Each rule is a detector over a task executed on its own environment
 
 * ``degenerate_value``: a placeholder (`'None'`, `'null'`, `''`, `'Unknown'`),
   the name of a parameter or of one of the state's attributes given as a value
-  (`'user_first_name'`, `name='books'`), or a run of zeros (`'00000'`);
+  (`'user_first_name'`, `name='books'`), a run of zeros (`'00000'`), or an
+  amount, price or count below zero (a refund's `-688` as a certificate);
 * ``precision``: a number the user would never type (7+ decimals: `35.795306000000004`)
   that no earlier call produced;
 * ``id_as_name``: an id (`'M102'`, `'bk-203'`, `'USR001'`, `'raj_sanchez_7340'`:
@@ -19,7 +20,10 @@ Each rule is a detector over a task executed on its own environment
   parameter it was given as, the result field or state map it came from) nor a
   flow the human seeds showed (`observed`) matches the parameter;
 * ``superfluous_write``: a call that changes the state, whose removal leaves the
-  task's final state unchanged (undone, redone, or overwritten later);
+  task's final state unchanged (undone, redone, or overwritten later); or a
+  call that changes the state and repeats an earlier one, arguments and all
+  (cancelling one reservation three times: each refunds again, so each
+  changes the state, and no one asks for it);
 * ``unused_read``: a call that changes no state, whose result no later call
   takes (a data flow, or a later text that mentions it), whose removal changes
   no later result nor the final state (nothing relied on what it set up: a
@@ -73,6 +77,8 @@ PLAN_KINDS = KINDS
 #: Values no person gives for a parameter.
 PLACEHOLDERS = frozenset({"", "none", "null", "nil", "nan", "unknown", "undefined", "n/a", "na", "placeholder",
                           "tbd", "todo", "xxx", "string", "value"})
+#: Parameter-name pieces of a sum of money or a number of things: never below zero.
+QUANTITY_ROLES = frozenset({"amount", "price", "cost", "fee", "total", "quantity", "count", "balance"})
 #: Parameter-name pieces that ask for a person's or a thing's name (not an id).
 NAME_ROLES = frozenset({"name", "names", "author", "title", "first", "last", "surname", "nickname"})
 #: Parameter-name pieces of free text a person writes (a message, a post, a note).
@@ -253,6 +259,9 @@ class Coherence:
                                              "value"))
                     elif len(text) >= 3 and set(text) == {"0"}:
                         out.append(Violation("degenerate_value", j, f"{call.name}({param}={value!r}): a filler"))
+                elif (isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0
+                      and pieces(param) & QUANTITY_ROLES):
+                    out.append(Violation("degenerate_value", j, f"{call.name}({param}={value!r}): a negative amount"))
                 elif isinstance(value, float) and (j, param) not in fed and _decimals(value) >= 7:
                     out.append(Violation("precision", j, f"{call.name}({param}={value!r}): no one types that"))
         return out
@@ -293,9 +302,13 @@ class Coherence:
         writes = [j for j, changed in enumerate(trace.changed) if changed]
         if not writes:
             return []
+        # the same change asked twice (no human seed of BFCL's or tau2's does): redone
+        redone = [j for j in writes if any(_same_call(trace.calls[i], trace.calls[j]) for i in writes if i < j)]
+        out = [Violation("superfluous_write", j, f"{trace.calls[j].name}: the same call again") for j in redone]
         final = _final_state(task, trace.calls)
-        out = []
         for j in writes:
+            if j in redone:
+                continue
             kept = trace.calls[:j] + trace.calls[j + 1:]
             if _final_state(task, kept) == final:
                 out.append(Violation("superfluous_write", j, f"{trace.calls[j].name}: without it the task ends in "

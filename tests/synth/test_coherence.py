@@ -44,6 +44,8 @@ def test_a_placeholder_and_a_field_name_as_values_are_degenerate(bfcl_rules):
     assert "degenerate_value" in kinds(bfcl_rules, named)
     zeros = bfcl_task([["set_navigation(destination='00000')"]], CAR, ["VehicleControlAPI"])
     assert "degenerate_value" in kinds(bfcl_rules, zeros)
+    refund = bfcl_task([["fillFuelTank(fuelAmount=-12.5)"]], CAR, ["VehicleControlAPI"])
+    assert "degenerate_value" in kinds(bfcl_rules, refund)  # an amount below zero
     fine = bfcl_task([["set_navigation(destination='2107 Channing Way, Berkeley, CA')"]], CAR, ["VehicleControlAPI"])
     assert "degenerate_value" not in kinds(bfcl_rules, fine)
 
@@ -72,6 +74,19 @@ def test_a_write_undone_later_is_superfluous(bfcl_rules):
     assert "superfluous_write" in kinds(bfcl_rules, task)
     once = bfcl_task([["activateParkingBrake(mode='engage')"]], CAR, ["VehicleControlAPI"])
     assert "superfluous_write" not in kinds(bfcl_rules, once)
+
+
+def test_a_write_asked_again_is_superfluous_though_each_changes_the_state():
+    # every cancellation of one reservation refunds again, so each changes the state: still no one asks for it
+    rules = Coherence(LIBRARY, [LIBRARY])
+    desk = {LIBRARY: {"books": {}, "members": {}}}
+    twice = Task.model_validate({"id": "desk", "category": "base", "environment": LIBRARY, "initial_config": desk,
+                                 "ground_truth": [["add_member(name='Hana Sato')", "add_member(name='Hana Sato')"]],
+                                 "question": [[{"role": "user", "content": "Add Hana Sato as a member."}]]})
+    found = [v for v in rules.violations(twice) if v.kind == "superfluous_write"]
+    assert [v.call for v in found] == [1], rules.violations(twice)
+    two = twice.model_copy(update={"ground_truth": [["add_member(name='Hana Sato')", "add_member(name='Omar Rossi')"]]})
+    assert "superfluous_write" not in kinds(rules, two)
 
 
 def test_a_read_asked_again_or_used_by_no_one_is_unused(bfcl_rules):
