@@ -40,7 +40,7 @@ from rods.envs.environment import public_state
 from rods.synth import state as state_view
 from rods.synth.api_graph import function_docs
 from rods.synth.free_text import FreeText
-from rods.synth.profile import linkable
+from rods.synth.profile import linkable, result_value, value_paths
 from rods.synth.values import ValueRemapper, is_distinctive, role_of
 
 #: Parameter-name pieces that ask for a container (directory) or a plain entry (file).
@@ -52,7 +52,8 @@ SECRET_WORDS = {"token", "secret", "password", "key", "pin", "passcode"}
 #: Parameter-name pieces that ask for a count of things (a person asks for a few, not for 299).
 COUNT_WORDS = {"quantity", "count", "copies", "units", "times", "qty", "pieces"}
 #: Parameter-name pieces that say "free text the user writes".
-TEXT_WORDS = {"content", "message", "comment", "title", "description", "resolution", "keyword", "pattern", "messages"}
+TEXT_WORDS = {"content", "message", "comment", "title", "description", "resolution", "keyword", "pattern", "messages",
+              "summary", "note", "body"}
 #: ... of those, the ones a person fills with a sentence (a title or a search pattern is a few words).
 SENTENCE_WORDS = TEXT_WORDS - {"title", "keyword", "pattern"}
 #: Parameter-name pieces too generic to match state keys on.
@@ -91,6 +92,14 @@ def _name_like(value: Any) -> bool:
     return not isinstance(value, str) or (len(value) <= 40 and not any(ch.isspace() or ch in "'\"" for ch in value))
 
 
+def is_count(name: str) -> bool:
+    """Whether an integer parameter counts things: a count word (`quantity`), or a plural noun at its end
+    (`total_baggages`, `nights`; not `address`, `radius`)."""
+    last = re.split(r"_|(?<=[a-z])(?=[A-Z])", name)[-1].lower()
+    plural = len(last) > 3 and last.endswith("s") and not last.endswith(("ss", "us", "is"))
+    return bool(tokens(name) & COUNT_WORDS) or plural
+
+
 def fits_type(value: Any, kind: str) -> bool:
     """Whether a scalar can be passed to a parameter of JSON type `kind`."""
     if isinstance(value, bool):
@@ -102,6 +111,25 @@ def fits_type(value: Any, kind: str) -> bool:
     if kind in ("number", "float"):
         return isinstance(value, (int, float))
     return False
+
+
+def result_fields(results: Iterable[str]) -> dict[str, list[Any]]:
+    """The scalar values of call results by the name of the field each sits under (a list's items under the
+    list's field): `{"payment_history": [{"payment_id": "gift_card_1"}]}` -> `{"payment_id": ["gift_card_1"]}`."""
+    out: dict[str, list[Any]] = {}
+    for text in results:
+        for path, value in value_paths(result_value(text)):
+            field = next((p for p in reversed(path) if isinstance(p, str)), None)
+            if field is not None and _askable(value):
+                out.setdefault(field, []).append(value)
+    return out
+
+
+def _askable(value: Any) -> bool:
+    """A text, or a number not below zero (a refund's -688 is no amount anyone asks for)."""
+    if isinstance(value, str):
+        return value != ""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
 
 
 def snapshot_leaves(env: RolloutEnvironment, owner: str, state: Any = None) -> list[tuple[str, Any]]:
@@ -141,15 +169,16 @@ class ArgumentProposer:
         return [(p, props.get(p, {})) for p in doc.get("required", [])]
 
     def propose(self, function: str, env: RolloutEnvironment, feeds: dict[int, list[list[Any]]],
-                limit: int = 8, reading: bool = False, fits: Callable[[int, str, Any], bool] | None = None
-                ) -> Iterator[tuple[dict[str, Any], dict[str, int]]]:
+                limit: int = 8, reading: bool = False, fits: Callable[[int, str, Any], bool] | None = None,
+                fields: dict[str, list[Any]] | None = None) -> Iterator[tuple[dict[str, Any], dict[str, int]]]:
         """Up to `limit` (arguments, fed) pairs; `fed` maps a parameter to the source call it takes a value from.
 
         `feeds` holds, per source call that must feed this one, the values it
         produced in tiers, best first (result values, created values, result keys).
         A `reading` call (one that must not change the state) takes names from the
         state rather than fresh ones whenever the state has any. `fits(source, parameter, value)`,
-        if given, says whether a fed value may play that parameter's role.
+        if given, says whether a fed value may play that parameter's role. `fields` holds the feeding results'
+        values by the field they sit under (`result_fields`): a parameter of that name takes one of them.
         """
         params = self.params(function)
         owner = self.docs.get(function, {}).get("class")
@@ -167,7 +196,8 @@ class ArgumentProposer:
                 for k in list(free):
                     name, spec = params[k]
                     value = self._fed_value(name, spec, values,
-                                            None if fits is None else lambda v, s=src, p=name: fits(s, p, v))
+                                            None if fits is None else lambda v, s=src, p=name: fits(s, p, v),
+                                            (fields or {}).get(name, ()))
                     if value is not None:
                         arguments[name], fed[name] = value, src
                         free.remove(k)
@@ -178,6 +208,10 @@ class ArgumentProposer:
                 return
             for k in free:
                 name, spec = params[k]
+                given = [v for v in (fields or {}).get(name, ()) if fits_type(v, spec.get("type", "string"))]
+                if given:
+                    arguments[name] = self.rng.choice(given)
+                    continue
                 text = None
                 if self.free_text is not None and spec.get("type", "string") == "string" and role_of(name) is None:
                     text = self.free_text.value(function, name, env, owner)
@@ -190,7 +224,9 @@ class ArgumentProposer:
     # ------------------------------------------------------------ values
 
     def _fed_value(self, name: str, spec: dict[str, Any], tiers: list[list[Any]],
-                   fits: Callable[[Any], bool] | None = None) -> Any:
+                   fits: Callable[[Any], bool] | None = None, named: Iterable[Any] = ()) -> Any:
+        """One of a source's values for this parameter, of its type and role; the values under a field of the
+        parameter's name first."""
         kind = spec.get("type", "string")
         item = (spec.get("items") or {}).get("type", "string") if kind == "array" else kind
         naming = bool(tokens(name) & NAMING_WORDS)
@@ -199,6 +235,8 @@ class ArgumentProposer:
                     and not (text and not is_distinctive(v, self.remapper.vocabulary))
                     and (fits is None or fits(v))] for tier in tiers]
         fitting = [tier for tier in fitting if tier]
+        named = set(named)
+        fitting = [[v for v in tier if v in named] for tier in fitting if named & set(tier)] or fitting
         if not fitting:
             return None
         value = self.rng.choice(fitting[0])
@@ -269,7 +307,7 @@ class ArgumentProposer:
         role = role_of(name)
         if kind == "string" and role is not None:  # a person's name, a city: never a noun or an id
             return self.remapper.name(role)
-        if kind == "integer" and parts & COUNT_WORDS:  # how many of something a person asks for: a few
+        if kind == "integer" and is_count(name):  # how many of something a person asks for: a few
             return self.rng.randint(1, 5)
         if kind == "integer":
             return self.remapper.fresh_number(integer=True)

@@ -37,7 +37,7 @@ from rods.envs.environment import public_state
 from rods.envs.validation import static_failure
 from rods.synth import state as state_view
 from rods.synth.api_graph import function_docs, seeds_of
-from rods.synth.arguments import ArgumentProposer
+from rods.synth.arguments import ArgumentProposer, result_fields
 from rods.synth.coherence import Coherence, Known, retelling
 from rods.synth.free_text import FreeText
 from rods.synth.plan import Plan, PlannedCall
@@ -268,6 +268,7 @@ class _Search:
         produced = [s.produced for s in steps]
         wanted = set(planned.sources)
         feeds = {i: steps[i].offers for i in wanted}
+        fields = result_fields(steps[i].result for i in sorted(wanted))
         used = {s.call.name for s in steps}
         judged: dict[tuple, bool] = {}  # (source, function, parameter, value) -> whether it fits: asked per draw
         told: Known | None = None  # what the steps before j told (`known`), built at the first read tried
@@ -287,7 +288,7 @@ class _Search:
 
             self.proposer.remember(s.call for s in steps)
             proposals = self.proposer.propose(name, env, feeds, limit=TRIALS_PER_FUNCTION,
-                                              reading=planned.changed is False, fits=fits)
+                                              reading=planned.changed is False, fits=fits, fields=fields)
             if name == names[j] and planned.suggested:
                 proposals = _suggested_first(proposals, planned.suggested)
             for arguments, fed in proposals:

@@ -4,7 +4,7 @@ import random
 from pathlib import Path
 
 from rods.envs.environment import ToolEnvironment
-from rods.synth.arguments import ArgumentProposer, enum_values, tokens
+from rods.synth.arguments import ArgumentProposer, enum_values, is_count, result_fields, tokens
 from rods.synth.values import ValueRemapper, vocabulary_of
 from rods.tasks.bfcl import API_CLASSES
 
@@ -47,6 +47,30 @@ def test_a_fed_parameter_takes_a_value_its_source_produced():
         assert fed == {"file_name": 2} and arguments["file_name"] in {"report.md", "summary.md"}
     # a source with nothing of the right type makes no proposal at all
     assert list(_proposer().propose("cat", env, {2: [[42, 7.5]]}, limit=3)) == []
+
+
+def test_a_parameter_named_like_a_field_of_the_feeding_result_takes_that_fields_value():
+    # an earlier order's details feed `place_order`: one value is the flow, the others of the same names follow it
+    details = '{"id": 12446, "order_type": "Buy", "symbol": "NVDA", "price": 10.5, "amount": 3, "status": "Open"}'
+    fields = result_fields([details])
+    assert fields["symbol"] == ["NVDA"] and fields["amount"] == [3] and "id" in fields
+    config = {"TradingBot": {"orders": {}, "authenticated": True, "stocks": {"AAPL": {"price": 227.16}}}}
+    env = ToolEnvironment(config, ["TradingBot"])
+    feeds = {0: [[12446, "Buy", "NVDA", 10.5, 3, "Open"]]}
+    proposals = list(_proposer().propose("place_order", env, feeds, limit=6, fields=fields))
+    assert proposals
+    for arguments, _ in proposals:
+        assert (arguments["order_type"], arguments["symbol"], arguments["price"], arguments["amount"]) == (
+            "Buy", "NVDA", 10.5, 3), arguments
+    # a list's items sit under the list's field: a reservation's payments
+    # (a refund's negative amount is none a person asks for)
+    assert result_fields(['{"payment_history": [{"payment_id": "gift_card_1", "amount": 50}, {"amount": -50}]}']) == {
+        "payment_id": ["gift_card_1"], "amount": [50]}
+
+
+def test_an_integer_that_counts_things_is_a_few():
+    assert is_count("total_baggages") and is_count("quantity") and is_count("nights") and is_count("numberOfSeats")
+    assert not is_count("amount") and not is_count("status") and not is_count("radius") and not is_count("price")
 
 
 def test_a_search_looks_for_words_the_state_holds_and_a_write_may_make_up_text():
