@@ -205,8 +205,8 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
 
     The name gives the verb and object ("get_user_details" -> "get the user details"); a tool that writes
     is an action even when its verb is not a common one ("lend_book" -> "lend the book"), one that reads a
-    thing to look up ("item_details" -> "look up the item details"); a one-word name reads "take care of the
-    balance". When neither the name nor a supplied value shares a content word with
+    thing to look up ("item_details" -> "look up the item details"); a one-word verb takes its first value
+    ("calculate '2 * 3'"). When neither the name nor a supplied value shares a content word with
     the description, one of its words is added ("..., about the money"), so the request still says what it
     is for (the judge's intent check).
     """
@@ -237,8 +237,11 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
         article = "" if words[1] in ("to", "from", "by", "for", "with", "of", "on", "in", "into", "a", "the", "all",
                                      "my") else "the "
         head = f"{words[0]} {article}{' '.join(words[1:])}"
-    elif len(words) == 1 and words[0] in VERBS:
-        head = f"take care of the {words[0]}"
+    elif len(words) == 1 and words[0] in VERBS | READ_VERBS:  # calculate(expression=...): "calculate '2 * 3'"
+        head = words[0]
+        if first is not None and first != missing and first not in bound_set and _required_like(arguments[first]):
+            head = f"{words[0]} {say(arguments[first])}"
+            arguments = {k: v for k, v in arguments.items() if k != first}
     else:
         head = f"look up the {' '.join(words)}"
     order = [p for p in params if p in arguments] + [p for p in arguments if p not in params]

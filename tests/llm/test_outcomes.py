@@ -102,6 +102,11 @@ def test_a_search_for_one_kind_of_thing_asks_for_several():
     assert moved.startswith("transfer to human agents"), moved  # a verb, though the tool changes nothing
 
 
+def test_a_one_word_verb_says_its_value_right_after_it():
+    text = phrase_outcome("calculate", {"expression": "2 * (350 - 104)"}, params=["expression"], effect="read")
+    assert text == "calculate '2 * (350 - 104)'", text
+
+
 def test_plural_nouns():
     assert [plural(n) for n in ("book", "flight number", "city", "address", "day", "match")] == \
         ["books", "flight numbers", "cities", "addresses", "days", "matches"]
