@@ -6,7 +6,8 @@ flattened function-name sequence with its seed's. Also checks what every
 accepted variant must keep: the seed's profile, a replay with RP = 1 and
 binary = 1, no duplicates. The last line is one JSON object:
 {"seq_changed", "fnset_changed", "mean_seq_distance", "distinct_skeletons_per_seed",
- "new_functions", "profile_match", "skill_overlap", "replay_ok", "duplicates", "query_leak",
+ "new_functions", "profile_match", "skill_overlap", "skill_overlap_reachable", "skill_in_band",
+ "replay_ok", "duplicates", "query_leak",
  "acceptance_rate", "accepted_per_s"}.
 
     python bench/synth_novelty.py [--per-category 10] [--per-seed 3] [--workers 2] [--seed 0] [--smoke]

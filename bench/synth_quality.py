@@ -6,11 +6,13 @@ the human seeds and the accepted variants alike it counts the tasks breaking eac
 `rods.synth.coherence` (`degenerate_value`, `precision`, `id_as_name`, `role_mismatch_flow`,
 `superfluous_write`, `unused_read`, `no_goal`) as a fraction of the tasks; for the variants also the novelty
 figures of `bench/synth_novelty.py` (`seq_changed`, `mean_seq_distance`, `query_leak`), `skill_overlap`
-(Jaccard of seed and variant function sets), acceptance and accepted tasks per second.
+(Jaccard of seed and variant function sets; `skill_overlap_reachable` and `skill_in_band` over the variants
+whose seed's band can be reached: not a one-call seed's), acceptance and accepted tasks per second.
 
 Prints a table per environment, then as its last line one JSON object:
-`{"<env>": {"seeds": {<kind>: fraction}, "variants": {<kind>: fraction}, "skill_overlap", "seq_changed",
-"mean_seq_distance", "query_leak", "acceptance", "accepted_per_s", "accepted"}, ...}`.
+`{"<env>": {"seeds": {<kind>: fraction}, "variants": {<kind>: fraction}, "skill_overlap",
+"skill_overlap_reachable", "skill_in_band", "seq_changed", "mean_seq_distance", "query_leak", "acceptance",
+"accepted_per_s", "accepted"}, ...}`.
 
     python bench/synth_quality.py [--bfcl-per-category 5] [--per-seed 3] [--limit 12] [--envs bfcl tau2_airline]
     python bench/synth_quality.py --smoke
@@ -93,6 +95,8 @@ def measure(name: str, seeds: list[Task], per_seed: int, workers: int) -> dict:
         "seeds": seed_rates,
         "variants": variant_rates,
         "skill_overlap": round(figures.get("skill_overlap", 0.0), 4),
+        "skill_overlap_reachable": round(figures.get("skill_overlap_reachable", 0.0), 4),
+        "skill_in_band": round(figures.get("skill_in_band", 0.0), 4),
         "seq_changed": round(figures.get("seq_changed", 0.0), 4),
         "mean_seq_distance": round(figures.get("mean_seq_distance", 0.0), 4),
         "query_leak": round(sum(query_leak(t) for t in accepted) / max(1, len(accepted)), 4),
@@ -122,11 +126,12 @@ def main() -> None:
     for name in args.envs:
         seeds = everything[name] if name == "bfcl" else everything[name][: args.limit]
         figures[name] = measure(name, seeds, args.per_seed, args.workers)
-    print(f"\n{'environment':<14}{'accepted':>9}{'acceptance':>11}{'per s':>7}{'overlap':>9}{'seq changed':>13}"
-          f"{'distance':>10}{'leak':>7}")
+    print(f"\n{'environment':<14}{'accepted':>9}{'acceptance':>11}{'per s':>7}{'overlap':>9}{'reachable':>11}"
+          f"{'in band':>9}{'seq changed':>13}{'distance':>10}{'leak':>7}")
     for name, f in figures.items():
         print(f"{name:<14}{f['accepted']:>9}{f['acceptance']:>11.2f}{f['accepted_per_s']:>7.2f}"
-              f"{f['skill_overlap']:>9.2f}{f['seq_changed']:>13.2f}{f['mean_seq_distance']:>10.2f}"
+              f"{f['skill_overlap']:>9.2f}{f['skill_overlap_reachable']:>11.2f}{f['skill_in_band']:>9.2f}"
+              f"{f['seq_changed']:>13.2f}{f['mean_seq_distance']:>10.2f}"
               f"{f['query_leak']:>7.2f}")
     print(json.dumps(figures))
 

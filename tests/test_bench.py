@@ -27,8 +27,8 @@ ENV_KEYS = ["seeds", "replay_ok", "synth_seeds_ok", "variants", "profile_match",
 MCP_KEYS = ["server_start_ms", "call_ms", "reset_ms_cold", "reset_ms_warm"]
 RULES = ["degenerate_value", "precision", "id_as_name", "role_mismatch_flow", "superfluous_write", "unused_read",
          "no_goal"]
-QUALITY_KEYS = ["seeds", "variants", "skill_overlap", "seq_changed", "mean_seq_distance", "query_leak",
-                "acceptance", "accepted_per_s", "accepted"]
+QUALITY_KEYS = ["seeds", "variants", "skill_overlap", "skill_overlap_reachable", "skill_in_band", "seq_changed",
+                "mean_seq_distance", "query_leak", "acceptance", "accepted_per_s", "accepted"]
 SOURCE_KEYS = ["tasks", "passed", "calls", "expected_errors", "failures", "seconds"]
 
 #: script -> (arguments after the script, {key: None or the keys of its object}), as each docstring documents.
@@ -45,8 +45,8 @@ SMOKE: dict[str, tuple[list[str], dict[str, list[str] | None]]] = {
                                                  "speedup_k16_cli_cold", "speedup_k16_wall", "timing"])),
     "synth_novelty": (["--smoke"], dict.fromkeys([
         "seq_changed", "fnset_changed", "mean_seq_distance", "distinct_skeletons_per_seed", "new_functions",
-        "profile_match", "skill_overlap", "replay_ok", "duplicates", "query_leak", "acceptance_rate",
-        "accepted_per_s"])),
+        "profile_match", "skill_overlap", "skill_overlap_reachable", "skill_in_band", "replay_ok", "duplicates",
+        "query_leak", "acceptance_rate", "accepted_per_s"])),
     "synth_quality": (["--smoke"], {"bfcl": QUALITY_KEYS, "tau2_airline": QUALITY_KEYS, "library": QUALITY_KEYS}),
     "synth_throughput": (["--smoke"], dict.fromkeys(["accepted_per_s", "acceptance_rate", "llm_calls_per_accepted"])),
     "validate": (["--smoke", "--skip-mcp"], {"bfcl": SOURCE_KEYS, "bfcl_calls": ["calls", "call_errors", "schema_raw"],

@@ -13,7 +13,11 @@ variant's flattened function-name sequence with its parent seed's:
 * ``profile_match``: fraction whose Φ matches the seed's (must be 1.0);
 * ``skill_overlap``: mean Jaccard similarity of each variant's function set
   with its seed's (the paper keeps variants "near the capability boundary":
-  new calls, but the seed's skills).
+  new calls, but the seed's skills);
+* ``skill_overlap_reachable`` and ``skill_in_band``: the mean overlap, and the
+  fraction inside the planner's band, over the variants whose band is
+  reachable at all (`band_reachable`: a one-call seed's variant keeps its
+  function, 1.0, or replaces it, 0.0; nothing lies between).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import difflib
 from collections import defaultdict
 
+from rods.synth.planner import PlannerConfig
 from rods.synth.profile import ComplexityProfile, parse_ground_truth, profile_of
 from rods.tasks.model import Task
 
@@ -41,8 +46,16 @@ def skill_overlap(seed: Task, variant: Task) -> float:
     return len(a & b) / len(a | b) if a | b else 1.0
 
 
-def novelty(seeds: list[Task], variants: list[Task],
-            profiles: dict[str, ComplexityProfile] | None = None) -> dict[str, float]:
+def band_reachable(seed: Task, variant: Task, band: tuple[float, float]) -> bool:
+    """Whether some task of the variant's call count has a skill overlap inside `band` with the seed: k of the
+    seed's functions kept and n new ones give k / (seed's functions + n)."""
+    s, m = len(set(call_names(seed))), len(call_names(variant))
+    low, high = band
+    return any(low <= k / (s + n) <= high for k in range(min(s, m) + 1) for n in range(m - k + 1) if k + n)
+
+
+def novelty(seeds: list[Task], variants: list[Task], profiles: dict[str, ComplexityProfile] | None = None,
+            band: tuple[float, float] = PlannerConfig.skill_overlap) -> dict[str, float]:
     """The figures of the module docstring for `variants` (each names its seed in `provenance.parent_id`)."""
     names = {s.id: call_names(s) for s in seeds}
     by_id = {s.id: s for s in seeds}
@@ -50,6 +63,7 @@ def novelty(seeds: list[Task], variants: list[Task],
     seed_functions = {n for seq in names.values() for n in seq}
     changed = fnset = matched = 0
     distance = overlap = 0.0
+    reachable: list[float] = []  # the overlaps of the variants whose band is reachable
     skeletons: dict[str, set[tuple[str, ...]]] = defaultdict(set)
     used: set[str] = set()
     for task in variants:
@@ -58,7 +72,10 @@ def novelty(seeds: list[Task], variants: list[Task],
         changed += mine != theirs
         fnset += set(mine) != set(theirs)
         distance += sequence_distance(mine, theirs)
-        overlap += skill_overlap(by_id[parent], task)
+        jaccard = skill_overlap(by_id[parent], task)
+        overlap += jaccard
+        if band_reachable(by_id[parent], task, band):
+            reachable.append(jaccard)
         skeletons[parent].add(tuple(mine))
         used |= set(mine)
         matched += profile_of(task).matches(profiles[parent])
@@ -71,4 +88,6 @@ def novelty(seeds: list[Task], variants: list[Task],
         "new_functions": len(used - seed_functions),
         "profile_match": matched / n,
         "skill_overlap": overlap / n,
+        "skill_overlap_reachable": sum(reachable) / max(1, len(reachable)),
+        "skill_in_band": sum(band[0] <= o <= band[1] for o in reachable) / max(1, len(reachable)),
     }
