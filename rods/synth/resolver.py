@@ -165,6 +165,24 @@ def _named(call: ToolCall) -> set:
     return {v for v in [*call.arguments.values(), *call.args] if isinstance(v, (str, int, float))}
 
 
+def retold_arguments(retold: dict[str, int], arguments: dict[str, Any], fed: dict[str, int],
+                     steps: list[Step]) -> dict[str, Any] | None:
+    """`arguments` with each text the seed's call retold an earlier result with retelling that result here too;
+    None when a read to retell found nothing to tell (a post of "that text" after a search that matched
+    nothing would pass on a made-up note). A write with nothing in its result is retold by its own arguments
+    ("About archive")."""
+    for param, source in retold.items():
+        if source >= len(steps) or param not in arguments or param in fed:
+            continue
+        step = steps[source]
+        told = retelling(step.result, step.call if step.changed else None)
+        if told is None and not step.changed:
+            return None
+        if told is not None:
+            arguments = {**arguments, param: told}
+    return arguments
+
+
 def offers_of(result: str, created: set, produced: set) -> list[list]:
     """A call's produced values as later calls should take them: result values and created ones, else result keys."""
     leaves = [v for _, v in value_paths(result_value(result)) if v in produced and v != "None"]
@@ -294,10 +312,10 @@ class _Search:
             for arguments, fed in proposals:
                 if self.trials >= self.budget or kept >= KEPT_PER_FUNCTION:
                     break
-                for param, source in planned.retold.items():  # the seed's text retold this result: so does ours
-                    told = retelling(steps[source].result, steps[source].call) if source < len(steps) else None
-                    if told is not None and param in arguments and param not in fed:
-                        arguments = {**arguments, param: told}
+                passed_on = retold_arguments(planned.retold, arguments, fed, steps)
+                if passed_on is None:  # the seed passed a result on here; this one has nothing to pass on
+                    continue
+                arguments = passed_on
                 call = ToolCall(name, arguments)
                 if incoming_edges(call, produced) != wanted:
                     continue

@@ -10,7 +10,7 @@ from rods.synth.executor import Executor, deterministic_patch, run_plan
 from rods.synth.plan import PlannedCall
 from rods.synth.planner import Planner
 from rods.synth.profile import incoming_edges, produced_values, result_value, trace_task
-from rods.synth.resolver import finds_nothing, is_empty, reads_what_it_made
+from rods.synth.resolver import Step, finds_nothing, is_empty, reads_what_it_made, retold_arguments
 from rods.tasks import Task
 
 
@@ -135,3 +135,19 @@ def test_a_read_of_a_thing_just_made_that_finds_nothing_is_pointless():
     assert not reads_what_it_made(grep, '{"matching_lines": []}', [(touch, True, made), (write, True, {})])
     assert not reads_what_it_made(grep, '{"matching_lines": []}', [(cd, True, {})])  # a file the task found
     assert not reads_what_it_made(grep, '{"matching_lines": []}', [(touch, False, made)])  # no change: not made
+
+
+def test_a_text_that_retells_a_search_that_found_nothing_is_turned_away():
+    def step(call, result, changed):
+        return Step(call, result, None, {}, {}, changed=changed)
+
+    found = step(ToolCall("grep", {"file_name": "a.txt", "pattern": "plan"}),
+                 '{"matching_lines": ["Quarterly plan for Lisbon"]}', False)
+    nothing = step(ToolCall("grep", {"file_name": "a.txt", "pattern": "plan"}), '{"matching_lines": []}', False)
+    archived = step(ToolCall("archive", {"folder": "reports"}), "None", True)
+    post = {"content": "Made-up words"}
+    assert retold_arguments({"content": 0}, post, {}, [found]) == {"content": "Update: Quarterly plan for Lisbon"}
+    assert retold_arguments({"content": 0}, post, {}, [nothing]) is None  # "post that text": there is none
+    assert retold_arguments({"content": 0}, post, {}, [archived]) == {"content": "About reports"}  # a write's note
+    assert retold_arguments({"content": 0}, post, {"content": 0}, [nothing]) == post  # fed, not retold
+
