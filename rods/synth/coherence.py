@@ -23,7 +23,8 @@ Each rule is a detector over a task executed on its own environment
   task's final state unchanged (undone, redone, or overwritten later); or a
   call that changes the state and repeats an earlier one, arguments and all
   (cancelling one reservation three times: each refunds again, so each
-  changes the state, and no one asks for it);
+  changes the state, and no one asks for it), or changes a thing an earlier
+  call cancelled, deleted or removed (bags added to a cancelled reservation);
 * ``unused_read``: a call that changes no state, whose result no later call
   takes (a data flow, or a later text that mentions it), whose removal changes
   no later result nor the final state (nothing relied on what it set up: a
@@ -305,6 +306,15 @@ class Coherence:
         # the same change asked twice (no human seed of BFCL's or tau2's does): redone
         redone = [j for j in writes if any(_same_call(trace.calls[i], trace.calls[j]) for i in writes if i < j)]
         out = [Violation("superfluous_write", j, f"{trace.calls[j].name}: the same call again") for j in redone]
+        ended: dict[Any, str] = {}  # value -> the call that cancelled, deleted or removed the thing it names
+        for j in writes:
+            call = trace.calls[j]
+            gone = ended.keys() & _named_values(call)
+            if gone and j not in redone:
+                out.append(Violation("superfluous_write", j, f"{call.name}: changes what "
+                                     f"{ended[next(iter(gone))]} ended"))
+                redone.append(j)
+            ended.update(dict.fromkeys(_ends(call, self.params.get(call.name, [])), call.name))
         final = _final_state(task, trace.calls)
         for j in writes:
             if j in redone:
@@ -658,6 +668,27 @@ def _file_like(value: str) -> bool:
 def _decimals(value: float) -> int:
     text = repr(value)
     return len(text.split(".")[1]) if "." in text and "e" not in text else 0
+
+
+#: First words of a function that ends the thing it names (`cancel_reservation`, `rm`, `delete_message`).
+END_VERBS = frozenset({"cancel", "delete", "remove", "rm", "rmdir", "close", "revoke", "terminate", "void", "drop"})
+
+
+def _ends(call: ToolCall, params: list[str]) -> list[Any]:
+    """The values naming what `call` ends: its arguments whose parameter is the thing its name says it ends
+    (`cancel_reservation(reservation_id=...)`; a bare `rm(file_name=...)` ends what it is given;
+    `remove_stock_from_watchlist(symbol=...)` ends a watchlist entry, not the stock)."""
+    words = pieces(call.name)
+    verb = next(iter(re.findall(r"[a-z]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", call.name).lower())), "")
+    if verb not in END_VERBS:
+        return []
+    thing = words - {verb}
+    return [v for p, v in arguments_of(call, params)
+            if isinstance(v, str) and (not thing or pieces(p) - {"id", "name"} <= thing)]
+
+
+def _named_values(call: ToolCall) -> set:
+    return {v for v in [*call.arguments.values(), *call.args] if isinstance(v, str)}
 
 
 def _same_call(a: ToolCall, b: ToolCall) -> bool:

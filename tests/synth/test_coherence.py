@@ -89,6 +89,20 @@ def test_a_write_asked_again_is_superfluous_though_each_changes_the_state():
     assert "superfluous_write" not in kinds(rules, two)
 
 
+def test_a_write_to_what_an_earlier_call_removed_is_superfluous(bfcl_rules):
+    task = bfcl_task([["rm(file_name='notes.txt')", "touch(file_name='notes.txt')"]], FS, ["GorillaFileSystem"])
+    found = [v for v in bfcl_rules.violations(task) if v.kind == "superfluous_write"]
+    assert [v.call for v in found] == [1] and "rm ended" in found[0].detail, found
+    # removing a stock from the watchlist ends the entry, not the stock: an order for it stays a new thing
+    trading = {"TradingBot": {"authenticated": True, "watch_list": ["NVDA"], "orders": {}, "balance": 10000.0,
+                              "stocks": {"NVDA": {"price": 220.34, "percent_change": 0.34, "volume": 1.234,
+                                                  "MA(5)": 220.45, "MA(20)": 220.67}}}}
+    kept = bfcl_task([["remove_stock_from_watchlist(symbol='NVDA')",
+                       "place_order(order_type='Buy', symbol='NVDA', price=220.34, amount=10)"]], trading,
+                     ["TradingBot"])
+    assert "superfluous_write" not in kinds(bfcl_rules, kept), bfcl_rules.violations(kept)
+
+
 def test_a_read_asked_again_or_used_by_no_one_is_unused(bfcl_rules):
     again = bfcl_task([["ls()", "ls()"]], FS, ["GorillaFileSystem"], ["Show me what is here."])
     assert "unused_read" in kinds(bfcl_rules, again)
