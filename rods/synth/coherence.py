@@ -303,21 +303,21 @@ class Coherence:
         writes = [j for j, changed in enumerate(trace.changed) if changed]
         if not writes:
             return []
-        # the same change asked twice (no human seed of BFCL's or tau2's does): redone
-        redone = [j for j in writes if any(_same_call(trace.calls[i], trace.calls[j]) for i in writes if i < j)]
-        out = [Violation("superfluous_write", j, f"{trace.calls[j].name}: the same call again") for j in redone]
+        out = []
         ended: dict[Any, str] = {}  # value -> the call that cancelled, deleted or removed the thing it names
-        for j in writes:
+        for j in writes:  # no human seed of BFCL's or tau2 airline's does either of these
             call = trace.calls[j]
             gone = ended.keys() & _named_values(call)
-            if gone and j not in redone:
+            if any(_same_call(trace.calls[i], call) for i in writes if i < j):
+                out.append(Violation("superfluous_write", j, f"{call.name}: the same call again"))
+            elif gone:
                 out.append(Violation("superfluous_write", j, f"{call.name}: changes what "
                                      f"{ended[next(iter(gone))]} ended"))
-                redone.append(j)
             ended.update(dict.fromkeys(_ends(call, self.params.get(call.name, [])), call.name))
+        flagged = {v.call for v in out}
         final = _final_state(task, trace.calls)
         for j in writes:
-            if j in redone:
+            if j in flagged:
                 continue
             kept = trace.calls[:j] + trace.calls[j + 1:]
             if _final_state(task, kept) == final:
@@ -678,11 +678,10 @@ def _ends(call: ToolCall, params: list[str]) -> list[Any]:
     """The values naming what `call` ends: its arguments whose parameter is the thing its name says it ends
     (`cancel_reservation(reservation_id=...)`; a bare `rm(file_name=...)` ends what it is given;
     `remove_stock_from_watchlist(symbol=...)` ends a watchlist entry, not the stock)."""
-    words = pieces(call.name)
-    verb = next(iter(re.findall(r"[a-z]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", call.name).lower())), "")
+    verb = re.split(r"_|(?<=[a-z0-9])(?=[A-Z])", call.name)[0].lower()
     if verb not in END_VERBS:
         return []
-    thing = words - {verb}
+    thing = pieces(call.name) - {verb}
     return [v for p, v in arguments_of(call, params)
             if isinstance(v, str) and (not thing or pieces(p) - {"id", "name"} <= thing)]
 
