@@ -70,10 +70,14 @@ _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 
 @lru_cache(maxsize=65536)
+def name_words(name: str) -> list[str]:
+    """`total_baggages` / `fuelAmount` / `orders/12#key` -> their words in order, lower case."""
+    return [w.lower() for w in re.split(r"[^A-Za-z]+", _CAMEL.sub(" ", name)) if w]
+
+
 def tokens(name: str) -> frozenset[str]:
     """`file_name` / `fuelAmount` / `orders/12#key` -> their word pieces, lower case, plural s dropped."""
-    words = re.split(r"[^A-Za-z]+", _CAMEL.sub(" ", name))
-    return frozenset(w.lower().rstrip("s") or w.lower() for w in words if w)
+    return frozenset(w.rstrip("s") or w for w in name_words(name))
 
 
 def enum_values(spec: dict[str, Any]) -> list[Any]:
@@ -95,7 +99,7 @@ def _name_like(value: Any) -> bool:
 def is_count(name: str) -> bool:
     """Whether an integer parameter counts things: a count word (`quantity`), or a plural noun at its end
     (`total_baggages`, `nights`; not `address`, `radius`)."""
-    last = re.split(r"_|(?<=[a-z])(?=[A-Z])", name)[-1].lower()
+    last = (name_words(name) or [""])[-1]
     plural = len(last) > 3 and last.endswith("s") and not last.endswith(("ss", "us", "is"))
     return bool(tokens(name) & COUNT_WORDS) or plural
 

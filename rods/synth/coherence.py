@@ -66,6 +66,7 @@ from typing import Any, NamedTuple
 from rods.envs.calls import ToolCall
 from rods.envs.contract import environment_for
 from rods.envs.domain import domain_of
+from rods.synth.arguments import name_words
 from rods.synth.profile import Trace, linkable, produced_values, result_value, trace_task, value_paths
 from rods.synth.values import is_distinctive, vocabulary_of
 from rods.tasks.model import Task, content_hash
@@ -678,7 +679,7 @@ def _ends(call: ToolCall, params: list[str]) -> list[Any]:
     """The values naming what `call` ends: its arguments whose parameter is the thing its name says it ends
     (`cancel_reservation(reservation_id=...)`; a bare `rm(file_name=...)` ends what it is given;
     `remove_stock_from_watchlist(symbol=...)` ends a watchlist entry, not the stock)."""
-    verb = re.split(r"_|(?<=[a-z0-9])(?=[A-Z])", call.name)[0].lower()
+    verb = (name_words(call.name) or [""])[0]
     if verb not in END_VERBS:
         return []
     thing = pieces(call.name) - {verb}
