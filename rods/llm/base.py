@@ -44,7 +44,8 @@ class LLMError(RuntimeError):
 
     Attributes:
         kind: short failure class: "timeout", "server", "connection",
-            "bad_request", "invalid_json", "backend".
+            "bad_request", "invalid_json", "truncated" (the last reply was cut off
+            at max_tokens: raise it, or the model loops), "backend".
         purpose: the ``purpose`` of the failed call.
         attempts: requests made for this call, including retries and repairs.
         prompt_tokens, completion_tokens: tokens spent on this call anyway.
@@ -262,8 +263,10 @@ class LLMBackend(ABC):
                 delta.truncated += done.finish_reason == "length"
                 logger.debug("invalid JSON for %r (round %d): %s", request.purpose, round_, exc)
                 if round_ == self.config.json_repairs:
-                    raise LLMError(f"no valid JSON after {round_ + 1} replies: {exc}", kind="invalid_json",
-                                   last_text=done.text) from None
+                    cut = done.finish_reason == "length"
+                    raise LLMError(f"no valid JSON after {round_ + 1} replies"
+                                   f"{' (the last cut off at max_tokens)' if cut else ''}: {exc}",
+                                   kind="truncated" if cut else "invalid_json", last_text=done.text) from None
                 delta.repairs += 1
                 request.messages = [*request.messages, {"role": "assistant", "content": done.text},
                                     {"role": "user", "content": repair_prompt(str(exc), request.json_schema)}]

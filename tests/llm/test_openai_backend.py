@@ -85,6 +85,20 @@ def test_a_reply_cut_off_at_max_tokens_is_counted_as_truncated(scripted_openai_s
     assert (stats.invalid_json, stats.truncated) == (2, 1)  # only the first was cut off by the length limit
 
 
+def test_json_cut_off_at_max_tokens_to_the_end_fails_as_truncated(scripted_openai_server):
+    """The grammar cannot stop a looping model at max_tokens: the failure says so, not "invalid JSON"."""
+    server = scripted_openai_server.script([
+        {"content": "{calls: }"},
+        {"content": '{"calls": ["cd", "cd", "cd', "finish_reason": "length"},
+    ])
+    llm = backend(server, json_repairs=1)
+    with pytest.raises(LLMError) as info:
+        llm.chat(USER, json_schema=PLAN, purpose="judge")
+    assert info.value.kind == "truncated" and "max_tokens" in str(info.value)
+    stats = llm.stats.purpose("judge")
+    assert (stats.invalid_json, stats.truncated, stats.failures) == (2, 1, 1)
+
+
 def test_json_that_never_validates_raises_and_counts(scripted_openai_server):
     server = scripted_openai_server.script([], default={"content": "I cannot do that."})
     llm = backend(server, json_repairs=1)

@@ -177,7 +177,8 @@ def test_rods_synth_against_vllm_counts_every_model_fault(vllm_server, seeds_by_
     rejections = report["rejections"]
     assert report["variants"] == 1 and report["accepted"] + sum(rejections.values()) == 1
     assert not [r for r in rejections if r.startswith("internal_error")], rejections
-    assert not [r for r in rejections if r.endswith(":invalid_json")], rejections  # constrained: always valid JSON
+    # Constrained: always valid JSON; a model that loops to max_tokens fails as ":truncated".
+    assert not [r for r in rejections if r.endswith(":invalid_json")], rejections
     total = report["llm"]["total"]
     # The grammar keeps every reply valid JSON unless it is cut off at max_tokens (a model that loops).
     assert total["invalid_json"] == total["truncated"] and total["chats"] >= 2, total
