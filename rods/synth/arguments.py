@@ -80,6 +80,23 @@ def tokens(name: str) -> frozenset[str]:
     return frozenset(w.rstrip("s") or w for w in name_words(name))
 
 
+#: Description words that say a parameter names an entry of a file system.
+PATH_WORDS = frozenset({"file", "directory", "folder", "path"})
+_ZIP = re.compile(r"\bzip ?codes?\b|\bpostal codes?\b", re.I)
+
+
+def described_as(spec: dict[str, Any]) -> str | None:
+    """What a parameter's description says it holds where its name may mislead: "zipcode" (`cityA`, "The
+    zipcode of the first city") or "path" (`destination`, "The destination name to copy the file or directory
+    to"): a city is no value for either. None when the description says neither."""
+    text = str(spec.get("description", ""))
+    if _ZIP.search(text):
+        return "zipcode"
+    if set(re.findall(r"[a-z]+", text.lower())) & PATH_WORDS:
+        return "path"
+    return None
+
+
 def enum_values(spec: dict[str, Any]) -> list[Any]:
     """The enum of a parameter: a JSON-schema `enum`, or BFCL's "[Enum]: [...]" in the description."""
     if isinstance(spec.get("enum"), list):
@@ -254,13 +271,13 @@ class ArgumentProposer:
         if kind == "array":
             item = (spec.get("items") or {}).get("type", "string")
             size = self.rng.randint(1, 3) if enum or item == "string" else self.rng.randint(2, 4)
-            return [self._scalar(name, item, enum, state, env, owner, reading) for _ in range(size)]
+            return [self._scalar(name, item, enum, state, env, owner, reading, spec) for _ in range(size)]
         if kind == "dict":
             return {}
-        return self._scalar(name, kind, enum, state, env, owner, reading)
+        return self._scalar(name, kind, enum, state, env, owner, reading, spec)
 
     def _scalar(self, name: str, kind: str, enum: list[Any], state: list[Segment], env: RolloutEnvironment,
-                owner: str | None, reading: bool) -> Any:
+                owner: str | None, reading: bool, spec: dict[str, Any] | None = None) -> Any:
         if kind == "boolean":
             return self.rng.random() < 0.5
         if enum:
@@ -290,7 +307,7 @@ class ArgumentProposer:
             phrase = self._phrase_from(state)
             if phrase is not None:
                 return phrase
-        return self._fresh(name, kind, owner)
+        return self._fresh(name, kind, owner, described_as(spec or {}))
 
     def _phrase_from(self, state: list[Segment]) -> str | None:
         """A word or two of a text the state holds (a line of a file, a title): what a person searches for is
@@ -306,9 +323,13 @@ class ArgumentProposer:
         both = start + 1 < len(words) and re.fullmatch(r"[A-Za-z'-]{2,}", words[start + 1]) and self.rng.random() < 0.5
         return " ".join(words[start:start + 2]) if both else words[start]
 
-    def _fresh(self, name: str, kind: str, owner: str | None = None) -> Any:
+    def _fresh(self, name: str, kind: str, owner: str | None = None, described: str | None = None) -> Any:
         parts = tokens(name)
         role = role_of(name)
+        if kind == "string" and described == "zipcode":
+            return "".join(self.rng.choice("0123456789") for _ in range(5))
+        if described == "path" and role == "place":  # cp's `destination`: a file's name, not a city
+            role, parts = None, parts | {"file"}
         if kind == "string" and role is not None:  # a person's name, a city: never a noun or an id
             return self.remapper.name(role)
         if kind == "integer" and is_count(name):  # how many of something a person asks for: a few

@@ -4,7 +4,7 @@ import random
 from pathlib import Path
 
 from rods.envs.environment import ToolEnvironment
-from rods.synth.arguments import ArgumentProposer, enum_values, is_count, result_fields, tokens
+from rods.synth.arguments import ArgumentProposer, described_as, enum_values, is_count, result_fields, tokens
 from rods.synth.values import ValueRemapper, vocabulary_of
 from rods.tasks.bfcl import API_CLASSES
 
@@ -30,6 +30,18 @@ def test_file_system_names_come_from_the_current_directory_by_kind():
         files |= {a["file_name"] for a, _ in proposer.propose("cat", env, {}, limit=4, reading=True)}
     assert {"drafts", "photos"} <= folders and "notes.txt" not in folders  # directories only for a folder
     assert "notes.txt" in files and not {"drafts", "photos"} & files  # files only for a file name
+
+
+def test_a_parameter_its_description_calls_a_file_or_a_zipcode_never_takes_a_city():
+    # cp's `destination` is "the destination name to copy the file or directory to": a name like the others
+    env = ToolEnvironment(FS, ["GorillaFileSystem"])
+    names = {a["destination"] for seed in range(40) for a, _ in _proposer(seed).propose("cp", env, {}, limit=3)}
+    assert len(names) > 3 and all("." in n or n in ("drafts", "photos") for n in names), names
+    assert described_as({"description": "The zipcode of the first city."}) == "zipcode"
+    assert described_as({"description": "The name of the city."}) is None
+    env = ToolEnvironment({"VehicleControlAPI": {}}, ["VehicleControlAPI"])
+    zips = {a["cityA"] for seed in range(20) for a, _ in _proposer(seed).propose("estimate_distance", env, {}, limit=2)}
+    assert zips and all(z.isdigit() and len(z) == 5 for z in zips), zips
 
 
 def test_ids_come_from_state_keys_that_look_like_the_parameter():
