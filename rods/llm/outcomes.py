@@ -56,8 +56,22 @@ def _supplied(param: str, value: Any, forms: Mapping[str, str]) -> str:
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 
 
+def is_plural(noun: str) -> bool:
+    """Whether a noun already says many ("numbers", "flight ids"; not "address", "status", "analysis")."""
+    last = noun.rpartition(" ")[2].lower()
+    return len(last) > 3 and last.endswith("s") and not last.endswith(("ss", "us", "is"))
+
+
+def that(noun: str) -> str:
+    """ "that file", "those numbers": a value taken from an earlier result."""
+    return f"those {noun}" if is_plural(noun) else f"that {noun}"
+
+
 def plural(noun: str) -> str:
-    """"book" -> "books", "flight number" -> "flight numbers", "city" -> "cities", "address" -> "addresses"."""
+    """"book" -> "books", "flight number" -> "flight numbers", "city" -> "cities", "address" -> "addresses";
+    a plural noun stays as it is."""
+    if is_plural(noun):
+        return noun
     head, _, last = noun.rpartition(" ")
     if re.search(r"(s|x|z|ch|sh)$", last):
         last += "es"
@@ -73,7 +87,7 @@ def referred(key: str, noun: str, picks: Mapping[str, Sequence[int]] | None = No
     (`picks[key]` = (index, count)), which one: "the second of those files", "the last of those files"."""
     pick = (picks or {}).get(key)
     if not pick:
-        return f"that {noun}"
+        return that(noun)
     index, count = pick
     if index == count - 1 and count > 2:
         return f"the last of those {plural(noun)}"
@@ -192,7 +206,9 @@ def _joined(head: str, parts: list[str], direct: set[int]) -> str:
 
 
 def indefinite(noun: str) -> str:
-    """ "a folder", "an order", "a user": what a miss_param turn asks about without saying which."""
+    """ "a folder", "an order", "some numbers": what a miss_param turn asks about without saying which."""
+    if is_plural(noun):
+        return "some " + noun
     return ("an " if noun[:1].lower() in "aeio" else "a ") + noun
 
 

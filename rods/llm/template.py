@@ -34,7 +34,7 @@ import re
 from typing import Any
 
 from rods.llm.base import ChatRequest, Completion, LLMBackend, LLMConfig, LLMError
-from rods.llm.outcomes import indefinite, named_arguments, noun, outcome, say
+from rods.llm.outcomes import indefinite, named_arguments, noun, outcome, say, that
 
 
 def subject(cls: str) -> str:
@@ -147,7 +147,7 @@ def _gist(call: dict[str, Any], missing: str | None = None) -> str:
     for param in sorted(bound):
         what = noun(param.split("[")[0], call.get("nouns"))
         told = what in ("text", "message", "note", "content", "comment", "post")
-        text = text.replace(f"that {what}", "what we find" if told else indefinite(what))
+        text = text.replace(that(what), "what we find" if told else indefinite(what))
     for spoken, meant in (("show me", "see"), ("tell me", "find out"), ("give me", "get"), ("let me know", "find out")):
         text = re.sub(rf"(^|\band ){spoken}\b", rf"\g<1>{meant}", text)  # "I'd like to ... and find out ..."
     return text

@@ -110,6 +110,15 @@ def test_a_one_word_verb_says_its_value_right_after_it():
 def test_plural_nouns():
     assert [plural(n) for n in ("book", "flight number", "city", "address", "day", "match")] == \
         ["books", "flight numbers", "cities", "addresses", "days", "matches"]
+    assert plural("numbers") == "numbers" and plural("status") == "statuses"
+
+
+def test_a_plural_noun_is_asked_for_and_referred_to_as_many():
+    """mean(numbers=...) left out of a miss_param turn is "some numbers", taken from a result "those numbers"."""
+    mean = dict(params=["numbers"])  # the BFCL domain's noun of `numbers` is "numbers"
+    assert outcome("mean", {"numbers": [3, 4]}, **mean, missing="numbers") == "work out the mean of some numbers"
+    assert outcome("mean", {"numbers": [3, 4]}, **mean, bound=["numbers"]) == "work out the mean of those numbers"
+    assert outcome("cat", {"file_name": "a.txt"}, params=["file_name"], missing="file_name").endswith("a file")
 
 
 def test_a_value_picked_from_several_listed_says_which_one():
