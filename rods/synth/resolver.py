@@ -149,7 +149,8 @@ def finds_nothing(result: str) -> bool:
 
 def reads_what_it_made(call: ToolCall, result: str, earlier: Iterable[tuple[ToolCall, bool, Mapping]]) -> bool:
     """A read that finds nothing (`finds_nothing`) in a thing this task made and no write touched since:
-    grep or count a file just created empty tells what the task already knows. `earlier`: each earlier call
+    grep or count a file just created empty tells what the task already knows; a copy made from the thing since
+    leaves it as it was. `earlier`: each earlier call
     with whether it changed the state and what it created (`Step.created_at`, `Trace.created_at`)."""
     if not finds_nothing(result):
         return False
@@ -157,7 +158,11 @@ def reads_what_it_made(call: ToolCall, result: str, earlier: Iterable[tuple[Tool
     for before, changed, created in reversed(tuple(earlier)):  # read only for a read that found nothing
         touched = named & _named(before)
         if changed and touched:
-            return bool(touched & created.keys())  # the last write that named it made it: nothing since
+            if touched & created.keys():
+                return True  # the last write that named it made it: nothing since
+            if not created:
+                return False  # it wrote into the thing (echo into the file)
+            # it made something else from the thing (cp's source): look further back
     return False
 
 
@@ -306,7 +311,8 @@ class _Search:
 
             self.proposer.remember(s.call for s in steps)
             proposals = self.proposer.propose(name, env, feeds, limit=TRIALS_PER_FUNCTION,
-                                              reading=planned.changed is False, fits=fits, fields=fields)
+                                              reading=planned.changed is False, fits=fits, fields=fields,
+                                              optional=planned.optional if name == planned.original else ())
             if name == names[j] and planned.suggested:
                 proposals = _suggested_first(proposals, planned.suggested)
             for arguments, fed in proposals:

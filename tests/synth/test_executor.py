@@ -135,6 +135,9 @@ def test_a_read_of_a_thing_just_made_that_finds_nothing_is_pointless():
     assert not reads_what_it_made(grep, '{"matching_lines": []}', [(touch, True, made), (write, True, {})])
     assert not reads_what_it_made(grep, '{"matching_lines": []}', [(cd, True, {})])  # a file the task found
     assert not reads_what_it_made(grep, '{"matching_lines": []}', [(touch, False, made)])  # no change: not made
+    # a copy made from it leaves it as empty as it was (the ninth blind read failed `wc` of such a file)
+    cp = ToolCall("cp", {"source": "a.log", "destination": "b.log"})
+    assert reads_what_it_made(grep, '{"matching_lines": []}', [(touch, True, made), (cp, True, {"b.log": "/p"})])
 
 
 def test_a_text_that_retells_a_search_that_found_nothing_is_turned_away():
