@@ -59,7 +59,10 @@ ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "
 def is_plural(noun: str) -> bool:
     """Whether a noun already says many ("numbers", "flight ids"; not "address", "status", "analysis")."""
     last = noun.rpartition(" ")[2].lower()
-    return len(last) > 3 and last.endswith("s") and not last.endswith(("ss", "us", "is"))
+    return last in IRREGULAR_PLURALS or (len(last) > 3 and last.endswith("s") and not last.endswith(("ss", "us", "is")))
+
+
+IRREGULAR_PLURALS = frozenset({"people", "children", "men", "women", "data", "media", "criteria", "feet", "teeth"})
 
 
 def that(noun: str) -> str:

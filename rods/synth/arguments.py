@@ -169,6 +169,9 @@ class ArgumentProposer:
         self.free_text = free_text
         self.rng = rng
         self.docs = function_docs(classes)
+        #: Every parameter name of the classes: the name of a record's field ("mentions") is no value of one.
+        self.parameter_names = frozenset(p for doc in self.docs.values()
+                                         for p in doc.get("parameters", {}).get("properties", {}))
         self.initial_config = initial_config or {}
         self._state: tuple[Any, str | None, list[Segment]] | None = None  # (env, class, its state values)
         #: Parameter -> the values earlier calls of the task were given for it (`remember`).
@@ -183,15 +186,18 @@ class ArgumentProposer:
                 if isinstance(value, (str, int)) and not isinstance(value, bool) and linkable(value):
                     self.earlier.setdefault(param, []).append(value)
 
-    def params(self, function: str) -> list[tuple[str, dict[str, Any]]]:
-        """The function's required parameters with their specs."""
+    def params(self, function: str, optional: Iterable[str] = ()) -> list[tuple[str, dict[str, Any]]]:
+        """The function's required parameters with their specs, then those of `optional` it has."""
         doc = self.docs.get(function, {}).get("parameters", {})
         props = doc.get("properties", {})
-        return [(p, props.get(p, {})) for p in doc.get("required", [])]
+        required = list(doc.get("required", []))
+        return [(p, props.get(p, {})) for p in required] + [(p, props[p]) for p in optional
+                                                             if p in props and p not in required]
 
     def propose(self, function: str, env: RolloutEnvironment, feeds: dict[int, list[list[Any]]],
                 limit: int = 8, reading: bool = False, fits: Callable[[int, str, Any], bool] | None = None,
-                fields: dict[str, list[Any]] | None = None) -> Iterator[tuple[dict[str, Any], dict[str, int]]]:
+                fields: dict[str, list[Any]] | None = None,
+                optional: Iterable[str] = ()) -> Iterator[tuple[dict[str, Any], dict[str, int]]]:
         """Up to `limit` (arguments, fed) pairs; `fed` maps a parameter to the source call it takes a value from.
 
         `feeds` holds, per source call that must feed this one, the values it
@@ -200,8 +206,9 @@ class ArgumentProposer:
         state rather than fresh ones whenever the state has any. `fits(source, parameter, value)`,
         if given, says whether a fed value may play that parameter's role. `fields` holds the feeding results'
         values by the field they sit under (`result_fields`): a parameter of that name takes one of them.
+        `optional` names optional parameters to pass as well (those the seed's call passed).
         """
-        params = self.params(function)
+        params = self.params(function, optional)
         owner = self.docs.get(function, {}).get("class")
         if self._state is None or self._state[0] is not env or self._state[1] != owner:
             self._state = (env, owner, self._state_values(env, owner))
@@ -271,13 +278,22 @@ class ArgumentProposer:
         if kind == "array":
             item = (spec.get("items") or {}).get("type", "string")
             size = self.rng.randint(1, 3) if enum or item == "string" else self.rng.randint(2, 4)
-            return [self._scalar(name, item, enum, state, env, owner, reading, spec) for _ in range(size)]
+            items: list[Any] = []
+            for _ in range(3 * size):  # distinct items: a post mentions each person once
+                value = self._scalar(name, item, enum, state, env, owner, reading, spec, listed=True)
+                if value not in items:
+                    items.append(value)
+                if len(items) == size:
+                    break
+            return items
         if kind == "dict":
             return {}
         return self._scalar(name, kind, enum, state, env, owner, reading, spec)
 
     def _scalar(self, name: str, kind: str, enum: list[Any], state: list[Segment], env: RolloutEnvironment,
-                owner: str | None, reading: bool, spec: dict[str, Any] | None = None) -> Any:
+                owner: str | None, reading: bool, spec: dict[str, Any] | None = None, listed: bool = False) -> Any:
+        """One value of a parameter (`listed`: an item of a list, from the state's values whenever it has any,
+        so a post's tags are all hashtags the data uses, not some of them made-up words)."""
         if kind == "boolean":
             return self.rng.random() < 0.5
         if enum:
@@ -288,6 +304,8 @@ class ArgumentProposer:
         best = min((r for r, _ in ranked if r is not None), default=None)
         chosen = [values for r, values in ranked if r == best and values]
         options = chosen[0] if len(chosen) == 1 else [v for values in chosen for v in values]  # shared: not edited
+        if any(isinstance(v, str) and v in self.parameter_names for v in options):
+            options = [v for v in options if not (isinstance(v, str) and v in self.parameter_names)]
         visible = None
         if owner is not None and kind == "string" and not (parts & TEXT_WORDS):
             visible = domain_of(owner).visible_names(owner, env.instance(owner))
@@ -301,7 +319,7 @@ class ArgumentProposer:
         again = [v for v in self.earlier.get(name, ()) if fits_type(v, kind) and (not options or v in options)]
         if again and self.rng.random() < (SAME_ENTITY_READ if reading else SAME_ENTITY_WRITE):
             return self.rng.choice(again)  # the thing an earlier call was about: one goal, not two
-        if options and ("id" in parts or self.rng.random() < (0.95 if reading else 0.7)):
+        if options and ("id" in parts or listed or self.rng.random() < (0.95 if reading else 0.7)):
             return self.rng.choice(options)
         if reading and kind == "string" and parts & TEXT_WORDS:
             phrase = self._phrase_from(state)

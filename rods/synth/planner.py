@@ -110,6 +110,8 @@ class Slot:
     user_value: bool = False
     #: Text parameters of the seed's call here that retell an earlier position's result -> that position.
     retells: dict[str, int] = field(default_factory=dict)
+    #: Optional parameters the seed's call passed here (a post's `tags` and `mentions`).
+    optional: tuple[str, ...] = ()
 
 
 @dataclass
@@ -133,8 +135,9 @@ def seed_slots(seed: Task, trace: Trace, profile: ComplexityProfile, graph: APIG
     for j, call in enumerate(trace.calls):
         node = graph.nodes.get(call.name)
         sources = tuple(sorted(i for i, k in profile.edges if k == j))
+        optional = tuple(p for p in call.arguments if node is not None and p in node.params and p not in node.required)
         slots.append(Slot(trace.turn_of[j], node.api_class if node else "", call.name, sources, trace.changed[j],
-                          retells={p: i for (k, p), i in told.items() if k == j}))
+                          retells={p: i for (k, p), i in told.items() if k == j}, optional=optional))
     for k, names in seed.reveal_turns().items():
         for name in names:
             at = next((j for j, c in enumerate(trace.calls) if c.name == name and trace.turn_of[j] >= k), None)
@@ -257,7 +260,7 @@ class Planner:
             for j, name in enumerate(chosen):
                 self.usage[seed.id][j][name] += 1
         calls = [PlannedCall(name, turn=slot.turn, original=slot.seed_function, sources=slot.sources,
-                             retold=self._retold(name, slot),
+                             retold=self._retold(name, slot), optional=slot.optional,
                              alternatives=self._alternatives(j, chosen, slots, banned, seed), changed=slot.changed,
                              held_out=slot.held_out, user_value=slot.user_value, suggested=suggested.get(j, {}))
                  for j, (name, slot) in enumerate(zip(chosen, slots))]

@@ -192,14 +192,21 @@ def turn_contexts(plan: Plan, execution: Execution) -> list[dict[str, Any]]:
 
 def _pick_missing(calls: list[dict[str, Any]], said: list[dict[str, Any]] = ()) -> dict[str, Any] | None:
     """The value a miss_param turn leaves out: a user-given scalar, preferably one no other argument
-    up to that turn repeats (otherwise the query would still say it elsewhere)."""
+    up to that turn repeats (otherwise the query would still say it elsewhere); else a list the user gives
+    whole (the people a post mentions)."""
+    def given(key: str, value: Any, bound: list[str]) -> bool:
+        if isinstance(value, list):
+            return bool(value) and not any(b == key or b.startswith(f"{key}[") for b in bound) \
+                and all(given(key, v, []) for v in value)
+        return key not in bound and isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
     candidates = [(call, key, value) for call in calls for key, value in call["arguments"].items()
-                  if key not in call["bound"] and isinstance(value, (str, int, float)) and not isinstance(value, bool)]
+                  if given(key, value, call["bound"])]
 
     def repeated(value: Any) -> bool:
         return sum(v == value for args in said for v in args.values()) > 1
 
-    for call, key, value in sorted(candidates, key=lambda c: repeated(c[2])):
+    for call, key, value in sorted(candidates, key=lambda c: (isinstance(c[2], list), repeated(c[2]))):
         return {"index": call["index"], "param": key, "value": value}
     return None
 

@@ -119,6 +119,9 @@ def test_a_plural_noun_is_asked_for_and_referred_to_as_many():
     assert outcome("mean", {"numbers": [3, 4]}, **mean, missing="numbers") == "work out the mean of some numbers"
     assert outcome("mean", {"numbers": [3, 4]}, **mean, bound=["numbers"]) == "work out the mean of those numbers"
     assert outcome("cat", {"file_name": "a.txt"}, params=["file_name"], missing="file_name").endswith("a file")
+    post = outcome("post_tweet", {"content": "Hi", "mentions": ["@ana"]}, params=["content", "mentions"],
+                   missing="mentions")
+    assert post.endswith("mentioning some people"), post
 
 
 def test_a_value_picked_from_several_listed_says_which_one():

@@ -65,7 +65,9 @@ def test_call_sequences_are_new_and_keep_the_profile(run):
     assert figures["profile_match"] == 1.0
     assert figures["seq_changed"] >= 0.7 and figures["fnset_changed"] >= 0.5, figures
     assert figures["mean_seq_distance"] >= 0.3 and figures["distinct_skeletons_per_seed"] >= 2, figures
-    assert figures["new_functions"] >= 5, figures
+    # functions no seed of the draw calls (rm, rmdir, follow_user, unfollow_user, ...): 5 at 81be39e, 4 since
+    # variants keep their seed's optional arguments (one close_ticket less; 62 accepted here instead of 56)
+    assert figures["new_functions"] >= 4, figures
     by_id = {s.id: s for s in seeds}
     for task in accepted:  # miss_func still holds out functions first used at or after the reveal turn
         seed = by_id[task.provenance.parent_id]
@@ -192,3 +194,21 @@ def test_variants_can_seed_further_variants(run, api_graph):
         assert child.provenance.generation == 2 and child.id.count("__syn") == 1
         assert profile_of(child).matches(profile_of(parent))
         assert score(child, _replay_steps(child)).binary == 1
+
+
+def test_a_seed_that_leaves_a_list_out_gets_variants_that_do_too(train_tasks, api_graph):
+    """multi_turn_miss_param_4 posts a file's text with tags and leaves out whom it mentions ("Please mention
+    Julia."): a variant that posts keeps the seed's optional arguments, leaves the mentions out and says them
+    next; before, every variant's post was all taken from results and none could leave a value out."""
+    seed = next(t for t in train_tasks if t.id == "multi_turn_miss_param_4")
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=3, workers=1), graph=api_graph)
+    accepted = pipeline([seed])
+    posts = [(task, trace_task(task)) for task in accepted]
+    posts = [(task, call) for task, trace in posts for call in trace.calls if call.name == "post_tweet"]
+    assert posts, pipeline.stats.rejections
+    for task, call in posts:
+        mentions = call.arguments["mentions"]
+        assert mentions and len(set(mentions)) == len(mentions) and "tags" in call.arguments, call
+        asked, told = (" ".join(m.content for m in task.question[t] if m.role == "user") for t in (2, 3))
+        assert "some people" in asked and all(m not in asked for m in mentions), asked
+        assert all(m in told for m in mentions), told
