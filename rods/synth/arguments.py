@@ -29,7 +29,7 @@ import json
 import random
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -197,7 +197,7 @@ class ArgumentProposer:
     def propose(self, function: str, env: RolloutEnvironment, feeds: dict[int, list[list[Any]]],
                 limit: int = 8, reading: bool = False, fits: Callable[[int, str, Any], bool] | None = None,
                 fields: dict[str, list[Any]] | None = None,
-                optional: Iterable[str] = ()) -> Iterator[tuple[dict[str, Any], dict[str, int]]]:
+                optional: Mapping[str, Any] | None = None) -> Iterator[tuple[dict[str, Any], dict[str, int]]]:
         """Up to `limit` (arguments, fed) pairs; `fed` maps a parameter to the source call it takes a value from.
 
         `feeds` holds, per source call that must feed this one, the values it
@@ -206,8 +206,10 @@ class ArgumentProposer:
         state rather than fresh ones whenever the state has any. `fits(source, parameter, value)`,
         if given, says whether a fed value may play that parameter's role. `fields` holds the feeding results'
         values by the field they sit under (`result_fields`): a parameter of that name takes one of them.
-        `optional` names optional parameters to pass as well (those the seed's call passed).
+        `optional` holds optional parameters to pass as well, with the seed's values: a setting (`mode='w'`,
+        `a=True`) is kept, a name or text the seed gave gets a value of this task's own.
         """
+        optional = optional or {}
         params = self.params(function, optional)
         owner = self.docs.get(function, {}).get("class")
         if self._state is None or self._state[0] is not env or self._state[1] != owner:
@@ -236,6 +238,10 @@ class ArgumentProposer:
                 return
             for k in free:
                 name, spec = params[k]
+                if name in optional and isinstance(optional[name], (bool, int, float, str)) \
+                        and not is_distinctive(optional[name], self.remapper.vocabulary):
+                    arguments[name] = optional[name]
+                    continue
                 given = [v for v in (fields or {}).get(name, ()) if fits_type(v, spec.get("type", "string"))]
                 if given:
                     arguments[name] = self.rng.choice(given)
@@ -315,6 +321,8 @@ class ArgumentProposer:
                 entries = [e for e in entries if e[1]]
             elif parts & ENTRY_WORDS:
                 entries = [e for e in entries if not e[1]]
+            elif parts & {"destination", "target"} and described_as(spec or {}) == "path":
+                entries = [e for e in entries if e[1]]  # into a folder, or a new name: never onto a file
             options = [*options, *(n for n, _ in entries)]
         again = [v for v in self.earlier.get(name, ()) if fits_type(v, kind) and (not options or v in options)]
         if again and self.rng.random() < (SAME_ENTITY_READ if reading else SAME_ENTITY_WRITE):

@@ -50,7 +50,7 @@ class PlannedCall:
     user_value: bool = False
     suggested: dict[str, Any] = field(default_factory=dict)  # the backend's values for `name`, tried first
     retold: dict[str, int] = field(default_factory=dict)  # text parameter -> the earlier position it retells
-    optional: tuple[str, ...] = ()  # optional parameters the seed's call passed here: passed when `original` is
+    optional: dict[str, Any] = field(default_factory=dict)  # the seed's optional arguments here (`Slot.optional`)
 
     def tool_call(self) -> ToolCall:
         return ToolCall(self.name, dict(self.arguments), tuple(self.args))

@@ -110,8 +110,8 @@ class Slot:
     user_value: bool = False
     #: Text parameters of the seed's call here that retell an earlier position's result -> that position.
     retells: dict[str, int] = field(default_factory=dict)
-    #: Optional parameters the seed's call passed here (a post's `tags` and `mentions`).
-    optional: tuple[str, ...] = ()
+    #: Optional parameters the seed's call passed here, with its values (a post's `tags`, `wc`'s `mode`).
+    optional: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -135,7 +135,8 @@ def seed_slots(seed: Task, trace: Trace, profile: ComplexityProfile, graph: APIG
     for j, call in enumerate(trace.calls):
         node = graph.nodes.get(call.name)
         sources = tuple(sorted(i for i, k in profile.edges if k == j))
-        optional = tuple(p for p in call.arguments if node is not None and p in node.params and p not in node.required)
+        optional = {p: v for p, v in call.arguments.items()
+                    if node is not None and p in node.params and p not in node.required}
         slots.append(Slot(trace.turn_of[j], node.api_class if node else "", call.name, sources, trace.changed[j],
                           retells={p: i for (k, p), i in told.items() if k == j}, optional=optional))
     for k, names in seed.reveal_turns().items():

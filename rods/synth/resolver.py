@@ -166,6 +166,16 @@ def reads_what_it_made(call: ToolCall, result: str, earlier: Iterable[tuple[Tool
     return False
 
 
+def asked_again(call: ToolCall, steps: list[Step]) -> bool:
+    """Whether an earlier step made the same call and no step since changed the state."""
+    for step in reversed(steps):
+        if step.call.name == call.name and step.call.arguments == call.arguments and step.call.args == call.args:
+            return True
+        if step.changed:
+            return False
+    return False
+
+
 def _named(call: ToolCall) -> set:
     return {v for v in [*call.arguments.values(), *call.args] if isinstance(v, (str, int, float))}
 
@@ -247,6 +257,12 @@ class _Search:
         self.owners = {name: doc["class"] for name, doc in function_docs(plan.seed.involved_classes).items()}
         self.rules = _rules(plan.seed.environment, tuple(plan.seed.involved_classes), plan.observed_flows)
         self.words = plan.remapper.vocabulary
+        #: Whether the seed has no read whose answer it already knew (`Coherence.known_reads`): a variant may not.
+        self.no_known_reads = self.rules.seed_groups(plan.seed).known_reads == 0
+
+    def feeds_later(self, j: int) -> bool:
+        """Whether a later planned call takes a value from position j."""
+        return any(j in (c.sources or ()) for c in self.plan.calls[j + 1:])
 
     def fallbacks(self, steps: list[Step]) -> list[tuple[int, str]]:
         return [(j, self.names[j]) for j, step in enumerate(steps) if step.call.name != self.names[j]]
@@ -312,7 +328,7 @@ class _Search:
             self.proposer.remember(s.call for s in steps)
             proposals = self.proposer.propose(name, env, feeds, limit=TRIALS_PER_FUNCTION,
                                               reading=planned.changed is False, fits=fits, fields=fields,
-                                              optional=planned.optional if name == planned.original else ())
+                                              optional=planned.optional if name == planned.original else {})
             if name == names[j] and planned.suggested:
                 proposals = _suggested_first(proposals, planned.suggested)
             for arguments, fed in proposals:
@@ -339,10 +355,14 @@ class _Search:
                 if not step.changed and (is_empty(step.result) or reads_what_it_made(
                         call, step.result, ((s.call, s.changed, s.created_at) for s in steps))):
                     continue  # a read that finds nothing asks for nothing (the judge's progress check)
+                if not step.changed and asked_again(call, steps):
+                    continue  # the same read with nothing changed since: the coherence rule would turn it away
                 step.bindings = _bindings(arguments, fed, [s.result for s in steps])
                 if not step.changed:
                     told = told or known(steps)  # the steps before j stay the same while this position is tried
                     if told.answers(step.result, [*arguments.values()]):
+                        if self.no_known_reads and not self.feeds_later(j):
+                            continue  # the seed has no such read, nothing later uses it: the rule would turn it away
                         later.append(step)  # its answer is known already (the end of a file just shown): tried last
                         continue
                 kept += 1

@@ -37,11 +37,27 @@ def test_a_parameter_its_description_calls_a_file_or_a_zipcode_never_takes_a_cit
     env = ToolEnvironment(FS, ["GorillaFileSystem"])
     names = {a["destination"] for seed in range(40) for a, _ in _proposer(seed).propose("cp", env, {}, limit=3)}
     assert len(names) > 3 and all("." in n or n in ("drafts", "photos") for n in names), names
+    assert "notes.txt" not in names  # into a folder or a new name: cp onto an existing file fails
     assert described_as({"description": "The zipcode of the first city."}) == "zipcode"
     assert described_as({"description": "The name of the city."}) is None
     env = ToolEnvironment({"VehicleControlAPI": {}}, ["VehicleControlAPI"])
     zips = {a["cityA"] for seed in range(20) for a, _ in _proposer(seed).propose("estimate_distance", env, {}, limit=2)}
     assert zips and all(z.isdigit() and len(z) == 5 for z in zips), zips
+
+
+def test_the_seeds_optional_settings_are_kept_and_its_names_replaced():
+    """Optional arguments the seed's call passed are passed too: a setting as it was (wc's mode, ls -a), a list
+    of the seed's own names never copied."""
+    env = ToolEnvironment(FS, ["GorillaFileSystem"])
+    for seed in range(10):
+        for arguments, _ in _proposer(seed).propose("wc", env, {}, limit=3, reading=True, optional={"mode": "w"}):
+            assert arguments["mode"] == "w", arguments
+    twitter = ToolEnvironment({"TwitterAPI": {"username": "ana", "tweets": {}}}, ["TwitterAPI"])
+    posts = [a for seed in range(10) for a, _ in _proposer(seed).propose(
+        "post_tweet", twitter, {}, limit=2, optional={"tags": ["#Quokka"], "mentions": ["@Zephyrine"]})]
+    assert posts and all(a["tags"] and a["mentions"] for a in posts)
+    assert not [a for a in posts if "#Quokka" in a["tags"] or "@Zephyrine" in a["mentions"]]
+    assert all(len(set(a["tags"])) == len(a["tags"]) for a in posts)  # a list names each thing once
 
 
 def test_ids_come_from_state_keys_that_look_like_the_parameter():

@@ -10,7 +10,7 @@ from rods.synth.executor import Executor, deterministic_patch, run_plan
 from rods.synth.plan import PlannedCall
 from rods.synth.planner import Planner
 from rods.synth.profile import incoming_edges, produced_values, result_value, trace_task
-from rods.synth.resolver import Step, finds_nothing, is_empty, reads_what_it_made, retold_arguments
+from rods.synth.resolver import Step, asked_again, finds_nothing, is_empty, reads_what_it_made, retold_arguments
 from rods.tasks import Task
 
 
@@ -138,6 +138,18 @@ def test_a_read_of_a_thing_just_made_that_finds_nothing_is_pointless():
     # a copy made from it leaves it as empty as it was (the ninth blind read failed `wc` of such a file)
     cp = ToolCall("cp", {"source": "a.log", "destination": "b.log"})
     assert reads_what_it_made(grep, '{"matching_lines": []}', [(touch, True, made), (cp, True, {"b.log": "/p"})])
+
+
+def test_the_same_read_with_nothing_changed_since_is_asked_again():
+    cat, ls = ToolCall("cat", {"file_name": "a.log"}), ToolCall("ls", {})
+    touch = ToolCall("touch", {"file_name": "b.log"})
+
+    def step(call, changed):
+        return Step(call, "{}", None, {}, {}, changed=changed)
+
+    assert asked_again(cat, [step(cat, False), step(ls, False)])
+    assert not asked_again(cat, [step(cat, False), step(touch, True)])  # the state changed since
+    assert not asked_again(cat, [step(ToolCall("cat", {"file_name": "b.log"}), False)])
 
 
 def test_a_text_that_retells_a_search_that_found_nothing_is_turned_away():

@@ -52,8 +52,8 @@ def test_most_seeds_of_every_category_get_a_variant(run):
     assert {t.category for t in accepted} == {"base", "miss_func", "miss_param", "long_context"}
     stats = pipeline.stats
     assert stats.variants == 3 * len(seeds) and stats.accepted == len(accepted)
-    # the floor is 0.5 (bench/synth_quality.py reads 0.50 on its draw); this draw gives 57 of 120 since
-    # searches that find nothing in a file the task just made are turned away (63 before)
+    # the floor is 0.5; this draw gave 56 of 120 at 81be39e and about 60 since the resolver passes over
+    # reads the coherence rules would turn away (over pipeline seeds 0-2 and 7-9: 0.46 -> 0.53)
     assert stats.accepted >= 0.45 * stats.variants, stats.rejections
     assert stats.accepted + sum(stats.rejections.values()) == stats.variants  # every rejection is counted
 

@@ -35,7 +35,7 @@ OUTCOMES: dict[str, tuple[str, dict[str, Any]]] = {
     # GorillaFileSystem
     "cat": ("show me the contents of {file_name}", {}),
     "cd": ("go into {folder}", {}),
-    "cp": ("make a copy of {source} in {destination}", {}),
+    "cp": ("copy {source} to {destination}", {}),
     "diff": ("compare {file_name1} with {file_name2} and tell me what differs", {}),
     "du": ("tell me how much disk space everything here takes", {"human_readable": ("in a readable format", "")}),
     "echo": ("write {content}", {"file_name": "into {file_name}"}),
@@ -43,7 +43,7 @@ OUTCOMES: dict[str, tuple[str, dict[str, Any]]] = {
     "grep": ("search {file_name} for the lines that mention {pattern}", {}),
     "ls": ("show me the contents of this folder", {"a": ("including hidden files", "")}),
     "mkdir": ("create a folder called {dir_name}", {}),
-    "mv": ("move {source} into {destination}", {}),
+    "mv": ("move {source} to {destination}", {}),
     "pwd": ("tell me which directory I am in right now", {}),
     "rm": ("remove {file_name} for good", {}),
     "rmdir": ("remove {dir_name} entirely, it is an empty folder", {}),
