@@ -15,6 +15,7 @@ Prints a table per environment, then as its last line one JSON object:
 "accepted_per_s", "accepted"}, ...}`.
 
     python bench/synth_quality.py [--bfcl-per-category 5] [--per-seed 3] [--limit 12] [--envs bfcl tau2_airline]
+                                  [--pipeline-seeds 0 1 2]
     python bench/synth_quality.py --smoke
 
 The defaults take about 2.5 min on two cores; docs/results/synthesis.md's figures are
@@ -28,6 +29,7 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from rods.llm import make_backend
@@ -71,25 +73,30 @@ def rates(rules: Coherence, tasks: list[Task], seeds: dict[str, Task] | None = N
     return {kind: round(count / n, 4) for kind, count in broken.items()}, examples
 
 
-def measure(name: str, seeds: list[Task], per_seed: int, workers: int) -> dict:
+def measure(name: str, seeds: list[Task], per_seed: int, workers: int, pipeline_seeds: list[int]) -> dict:
+    """One environment's figures, the variants of every pipeline seed (`SynthConfig.seed`) pooled."""
     graph = graph_for(seeds[0].environment, seeds)  # the flows its human seeds (BFCL: the train split) show
     rules = Coherence(seeds[0].environment, sorted({c for s in seeds for c in s.involved_classes}), graph.flows)
     seed_rates, _ = rates(rules, seeds)
-    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=per_seed, workers=workers))
+    accepted: list[Task] = []
+    rejected: Counter = Counter()
     start = time.perf_counter()
-    accepted = pipeline(seeds)
+    for stream in pipeline_seeds:
+        pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=per_seed, workers=workers, seed=stream))
+        accepted += pipeline(seeds)
+        rejected.update(pipeline.report()["rejections"])
     seconds = time.perf_counter() - start
     variant_rates, examples = rates(rules, accepted, {s.id: s for s in seeds})
     figures = novelty(seeds, accepted) if accepted else {}
-    report = pipeline.report()
-    print(f"\n{name}: {len(seeds)} seeds x {per_seed}: {len(accepted)} accepted in {seconds:.1f}s "
-          f"(acceptance {report['acceptance_rate']:.2f})")
+    acceptance = len(accepted) / (len(seeds) * per_seed * len(pipeline_seeds))
+    print(f"\n{name}: {len(seeds)} seeds x {per_seed} x {len(pipeline_seeds)} pipeline seed(s): {len(accepted)} "
+          f"accepted in {seconds:.1f}s (acceptance {acceptance:.2f})")
     print(f"  {'rule':<22}{'seeds':>8}{'variants':>10}")
     for kind in KINDS:
         print(f"  {kind:<22}{seed_rates[kind]:>8.2f}{variant_rates[kind]:>10.2f}")
     for line in examples[:5]:
         print(f"    e.g. {line[:150]}")
-    rejections = sorted(report["rejections"].items(), key=lambda kv: -kv[1])[:6]
+    rejections = rejected.most_common(6)
     print("  rejections: " + (", ".join(f"{k} {v}" for k, v in rejections) or "none"))
     return {
         "seeds": seed_rates,
@@ -100,7 +107,7 @@ def measure(name: str, seeds: list[Task], per_seed: int, workers: int) -> dict:
         "seq_changed": round(figures.get("seq_changed", 0.0), 4),
         "mean_seq_distance": round(figures.get("mean_seq_distance", 0.0), 4),
         "query_leak": round(sum(query_leak(t) for t in accepted) / max(1, len(accepted)), 4),
-        "acceptance": round(report["acceptance_rate"], 4),
+        "acceptance": round(acceptance, 4),
         "accepted_per_s": round(len(accepted) / seconds, 2) if seconds else 0.0,
         "accepted": len(accepted),
     }
@@ -112,6 +119,8 @@ def main() -> None:
     parser.add_argument("--per-seed", type=int, default=3, help="template variants asked per seed")
     parser.add_argument("--limit", type=int, default=12, help="at most this many seeds per environment")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--pipeline-seeds", type=int, nargs="+", default=[0],
+                        help="SynthConfig.seed of each run, pooled (one draw of 60 BFCL variants moves by +-3)")
     parser.add_argument("--envs", nargs="+", default=["bfcl", "tau2_airline", "library"],
                         help="environments to measure: bfcl tau2_airline library mcp_sqlite mcp_git")
     parser.add_argument("--smoke", action="store_true", help=f"tiny run of every code path: {SMOKE}")
@@ -125,7 +134,7 @@ def main() -> None:
     figures = {}
     for name in args.envs:
         seeds = everything[name] if name == "bfcl" else everything[name][: args.limit]
-        figures[name] = measure(name, seeds, args.per_seed, args.workers)
+        figures[name] = measure(name, seeds, args.per_seed, args.workers, args.pipeline_seeds)
     print(f"\n{'environment':<14}{'accepted':>9}{'acceptance':>11}{'per s':>7}{'overlap':>9}{'reachable':>11}"
           f"{'in band':>9}{'seq changed':>13}{'distance':>10}{'leak':>7}")
     for name, f in figures.items():
