@@ -199,7 +199,8 @@ FORMS: dict[str, str] = {
 
 #: What an argument names, for "that file" (from an earlier result) and "some file" (left out).
 NOUNS: dict[str, str] = {
-    "file_name": "file", "file_name1": "file", "file_name2": "other file", "source": "file", "destination": "destination",
+    "file_name": "file", "file_name1": "file", "file_name2": "other file", "source": "file",
+    "destination": "destination",
     "folder": "folder", "dir_name": "folder", "path": "folder", "content": "text", "pattern": "phrase",
     "number": "number", "a": "number", "b": "other number", "value": "amount", "base": "base", "exponent": "exponent",
     "part": "part", "whole": "total", "numbers": "numbers", "precision": "precision", "decimal_places": "precision",
