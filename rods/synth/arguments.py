@@ -59,6 +59,8 @@ SENTENCE_WORDS = TEXT_WORDS - {"title", "keyword", "pattern"}
 #: Parameter-name pieces too generic to match state keys on.
 GENERIC = {"id", "name", "the", "of", "to", "a", "s", "new", "value"}
 EXTENSIONS = ("txt", "md", "csv", "log", "json")
+#: A file's name: a stem and an extension of letters and digits ("report.pdf", "test_rain1.jpg").
+_FILE_NAME = re.compile(r"[^./\s][^/\s]*\.[A-Za-z0-9]{1,5}")
 #: Parameter-name pieces that ask for a name or id: no spaces, no line breaks, short.
 NAMING_WORDS = CONTAINER_WORDS | ENTRY_WORDS | {"id", "name", "source", "destination", "symbol", "stock", "user"}
 
@@ -250,12 +252,26 @@ class ArgumentProposer:
                 if self.free_text is not None and spec.get("type", "string") == "string" and role_of(name) is None:
                     text = self.free_text.value(function, name, env, owner)
                 arguments[name] = text if text is not None else self._own_value(name, spec, state, env, owner, reading)
+            for name in [params[k][0] for k in free if tokens(params[k][0]) & {"destination", "target"}]:
+                arguments[name] = self._same_kind(arguments[name], arguments, env, owner)
             values = [repr(v) for v in arguments.values()]
             if len(set(values)) < len(values):  # mv(a, a), diff(a, a): no call of sense, and some loop the simulator
                 continue
             yield {p: arguments[p] for p, _ in params}, fed
 
     # ------------------------------------------------------------ values
+
+    def _same_kind(self, value: Any, arguments: dict[str, Any], env: RolloutEnvironment, owner: str | None) -> Any:
+        """A copy or move to a new name keeps the file's kind ('test_rain1.jpg' to 'forge.jpg', not 'forge.csv'):
+        a new file name (not one the state shows) takes the extension of the call's other file name."""
+        if not isinstance(value, str) or owner is None or not _FILE_NAME.fullmatch(value):
+            return value
+        visible = domain_of(owner).visible_names(owner, env.instance(owner)) or []
+        if value in {n for n, _ in visible}:
+            return value
+        kinds = [v.rpartition(".")[2] for v in arguments.values()
+                 if isinstance(v, str) and v != value and _FILE_NAME.fullmatch(v)]
+        return f"{value.rpartition('.')[0]}.{kinds[0]}" if kinds else value
 
     def _fed_value(self, name: str, spec: dict[str, Any], tiers: list[list[Any]],
                    fits: Callable[[Any], bool] | None = None, named: Iterable[Any] = ()) -> Any:

@@ -38,6 +38,9 @@ def test_a_parameter_its_description_calls_a_file_or_a_zipcode_never_takes_a_cit
     names = {a["destination"] for seed in range(40) for a, _ in _proposer(seed).propose("cp", env, {}, limit=3)}
     assert len(names) > 3 and all("." in n or n in ("drafts", "photos") for n in names), names
     assert "notes.txt" not in names  # into a folder or a new name: cp onto an existing file fails
+    copies = [a for seed in range(40) for a, _ in _proposer(seed).propose("cp", env, {}, limit=3)
+              if a["source"] == "notes.txt" and a["destination"] not in ("drafts", "photos")]
+    assert copies and all(a["destination"].endswith(".txt") for a in copies), copies  # a copy keeps its kind
     assert described_as({"description": "The zipcode of the first city."}) == "zipcode"
     assert described_as({"description": "The name of the city."}) is None
     env = ToolEnvironment({"VehicleControlAPI": {}}, ["VehicleControlAPI"])
