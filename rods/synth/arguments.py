@@ -17,8 +17,11 @@ so they are valid *in that state*:
   or two of a text the state holds, so a search looks for what is there.
 
 Proposals are only proposals: the executor keeps the first one whose data-flow
-edges are exactly the plan's and whose call runs without an error. Only a
-function's required parameters are filled (optional ones keep their defaults).
+edges are exactly the plan's and whose call runs without an error. A
+function's required parameters are filled, and the optional ones its seed's
+call passed at that position (a setting as it was, a name or list of its own);
+other optional ones keep their defaults. What a parameter asks for is read from
+its name, type and description (:mod:`rods.synth.parameters`).
 A free-text parameter (an SQL statement) of an environment other than BFCL
 takes a seed's example with its literals re-drawn (:mod:`rods.synth.free_text`).
 """
@@ -30,7 +33,6 @@ import random
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from functools import lru_cache
 from typing import Any
 
 from rods.envs.calls import ToolCall
@@ -40,100 +42,33 @@ from rods.envs.environment import public_state
 from rods.synth import state as state_view
 from rods.synth.api_graph import function_docs
 from rods.synth.free_text import FreeText
+from rods.synth.parameters import (
+    CONTAINER_WORDS,
+    ENTRY_WORDS,
+    GENERIC,
+    KEY_TOKENS,
+    NAMING_WORDS,
+    SECRET_WORDS,
+    SENTENCE_WORDS,
+    TEXT_WORDS,
+    described_as,
+    enum_values,
+    fits_type,
+    is_count,
+    tokens,
+)
 from rods.synth.profile import linkable, result_value, value_paths
 from rods.synth.values import ValueRemapper, is_distinctive, role_of
 
-#: Parameter-name pieces that ask for a container (directory) or a plain entry (file).
-CONTAINER_WORDS = {"dir", "folder", "directory"}
-ENTRY_WORDS = {"file"}
-
-#: Parameter-name pieces of a credential.
-SECRET_WORDS = {"token", "secret", "password", "key", "pin", "passcode"}
-#: Parameter-name pieces that ask for a count of things (a person asks for a few, not for 299).
-COUNT_WORDS = {"quantity", "count", "copies", "units", "times", "qty", "pieces"}
-#: Parameter-name pieces that say "free text the user writes".
-TEXT_WORDS = {"content", "message", "comment", "title", "description", "resolution", "keyword", "pattern", "messages",
-              "summary", "note", "body"}
-#: ... of those, the ones a person fills with a sentence (a title or a search pattern is a few words).
-SENTENCE_WORDS = TEXT_WORDS - {"title", "keyword", "pattern"}
-#: Parameter-name pieces too generic to match state keys on.
-GENERIC = {"id", "name", "the", "of", "to", "a", "s", "new", "value"}
 EXTENSIONS = ("txt", "md", "csv", "log", "json")
 #: A file's name: a stem and an extension of letters and digits ("report.pdf", "test_rain1.jpg").
 _FILE_NAME = re.compile(r"[^./\s][^/\s]*\.[A-Za-z0-9]{1,5}")
-#: Parameter-name pieces that ask for a name or id: no spaces, no line breaks, short.
-NAMING_WORDS = CONTAINER_WORDS | ENTRY_WORDS | {"id", "name", "source", "destination", "symbol", "stock", "user"}
-
-KEY_TOKENS = frozenset({"id", "key", "name"})
 #: How often a parameter takes the value an earlier call of the task gave a parameter of its name (a read, a write).
 SAME_ENTITY_READ, SAME_ENTITY_WRITE = 0.7, 0.0
-_ENUM = re.compile(r"\[Enum\]:\s*(\[[^\]]*\])")
-_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
-
-
-@lru_cache(maxsize=65536)
-def name_words(name: str) -> list[str]:
-    """`total_baggages` / `fuelAmount` / `orders/12#key` -> their words in order, lower case."""
-    return [w.lower() for w in re.split(r"[^A-Za-z]+", _CAMEL.sub(" ", name)) if w]
-
-
-def tokens(name: str) -> frozenset[str]:
-    """`file_name` / `fuelAmount` / `orders/12#key` -> their word pieces, lower case, plural s dropped."""
-    return frozenset(w.rstrip("s") or w for w in name_words(name))
-
-
-#: Description words that say a parameter names an entry of a file system.
-PATH_WORDS = frozenset({"file", "directory", "folder", "path"})
-_ZIP = re.compile(r"\bzip ?codes?\b|\bpostal codes?\b", re.I)
-
-
-def described_as(spec: dict[str, Any]) -> str | None:
-    """What a parameter's description says it holds where its name may mislead: "zipcode" (`cityA`, "The
-    zipcode of the first city") or "path" (`destination`, "The destination name to copy the file or directory
-    to"): a city is no value for either. None when the description says neither."""
-    text = str(spec.get("description", ""))
-    if _ZIP.search(text):
-        return "zipcode"
-    if set(re.findall(r"[a-z]+", text.lower())) & PATH_WORDS:
-        return "path"
-    return None
-
-
-def enum_values(spec: dict[str, Any]) -> list[Any]:
-    """The enum of a parameter: a JSON-schema `enum`, or BFCL's "[Enum]: [...]" in the description."""
-    if isinstance(spec.get("enum"), list):
-        return list(spec["enum"])
-    items = spec.get("items") if isinstance(spec.get("items"), dict) else {}
-    for text in (spec.get("description", ""), items.get("description", "")):
-        found = _ENUM.search(text or "")
-        if found:
-            return re.findall(r'"([^"]*)"', found.group(1))
-    return []
 
 
 def _name_like(value: Any) -> bool:
     return not isinstance(value, str) or (len(value) <= 40 and not any(ch.isspace() or ch in "'\"" for ch in value))
-
-
-def is_count(name: str) -> bool:
-    """Whether an integer parameter counts things: a count word (`quantity`), or a plural noun at its end
-    (`total_baggages`, `nights`; not `address`, `radius`)."""
-    last = (name_words(name) or [""])[-1]
-    plural = len(last) > 3 and last.endswith("s") and not last.endswith(("ss", "us", "is"))
-    return bool(tokens(name) & COUNT_WORDS) or plural
-
-
-def fits_type(value: Any, kind: str) -> bool:
-    """Whether a scalar can be passed to a parameter of JSON type `kind`."""
-    if isinstance(value, bool):
-        return kind == "boolean"
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "integer":
-        return isinstance(value, int)
-    if kind in ("number", "float"):
-        return isinstance(value, (int, float))
-    return False
 
 
 def result_fields(results: Iterable[str]) -> dict[str, list[Any]]:

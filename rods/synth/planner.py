@@ -54,9 +54,9 @@ from rods.envs.domain import domain_of, domain_of_task
 from rods.llm.base import LLMBackend
 from rods.llm.schema import MAX_REASON_CHARS, SCALAR, closed_object
 from rods.synth.api_graph import APIGraph
-from rods.synth.arguments import TEXT_WORDS, tokens
 from rods.synth.coherence import retellings
 from rods.synth.initial_config import materialize_config
+from rods.synth.parameters import TEXT_WORDS, tokens
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import (
     ComplexityProfile,

@@ -4,7 +4,7 @@ import random
 from pathlib import Path
 
 from rods.envs.environment import ToolEnvironment
-from rods.synth.arguments import ArgumentProposer, described_as, enum_values, is_count, result_fields, tokens
+from rods.synth.arguments import ArgumentProposer, result_fields
 from rods.synth.values import ValueRemapper, vocabulary_of
 from rods.tasks.bfcl import API_CLASSES
 
@@ -41,8 +41,6 @@ def test_a_parameter_its_description_calls_a_file_or_a_zipcode_never_takes_a_cit
     copies = [a for seed in range(40) for a, _ in _proposer(seed).propose("cp", env, {}, limit=3)
               if a["source"] == "notes.txt" and a["destination"] not in ("drafts", "photos")]
     assert copies and all(a["destination"].endswith(".txt") for a in copies), copies  # a copy keeps its kind
-    assert described_as({"description": "The zipcode of the first city."}) == "zipcode"
-    assert described_as({"description": "The name of the city."}) is None
     env = ToolEnvironment({"VehicleControlAPI": {}}, ["VehicleControlAPI"])
     zips = {a["cityA"] for seed in range(20) for a, _ in _proposer(seed).propose("estimate_distance", env, {}, limit=2)}
     assert zips and all(z.isdigit() and len(z) == 5 for z in zips), zips
@@ -99,11 +97,6 @@ def test_a_parameter_named_like_a_field_of_the_feeding_result_takes_that_fields_
         "payment_id": ["gift_card_1"], "amount": [50]}
 
 
-def test_an_integer_that_counts_things_is_a_few():
-    assert is_count("total_baggages") and is_count("quantity") and is_count("nights") and is_count("numberOfSeats")
-    assert not is_count("amount") and not is_count("status") and not is_count("radius") and not is_count("price")
-
-
 def test_a_search_looks_for_words_the_state_holds_and_a_write_may_make_up_text():
     fs = {"GorillaFileSystem": {"root": {"ana": {"type": "directory", "contents": {
         "notes.txt": {"type": "file", "content": "Quarterly budget review for the Lisbon office"}}}}}}
@@ -114,12 +107,6 @@ def test_a_search_looks_for_words_the_state_holds_and_a_write_may_make_up_text()
     assert patterns and all(p in text for p in patterns), patterns
     written = [a["content"] for seed in range(10) for a, _ in _proposer(seed).propose("echo", env, {}, limit=2)]
     assert any(w not in text for w in written)  # a write says something new
-
-
-def test_enums_and_names():
-    assert enum_values({"type": "string", "description": 'Door. [Enum]: ["driver", "passenger"]'}) == ["driver",
-                                                                                                      "passenger"]
-    assert tokens("fuelAmount") == {"fuel", "amount"} and tokens("order_ids") == {"order", "id"}
 
 
 def test_a_large_shared_database_gives_the_same_proposals_with_its_matches_remembered():
