@@ -256,6 +256,7 @@ class ArgumentProposer:
         if enum:
             return self.rng.choice(enum)
         parts = tokens(name)
+        described = described_as(spec or {})
         want = parts - GENERIC or parts
         ranked = [_matches(segment, parts, want, kind) for segment in state]
         best = min((r for r, _ in ranked if r is not None), default=None)
@@ -272,7 +273,7 @@ class ArgumentProposer:
                 entries = [e for e in entries if e[1]]
             elif parts & ENTRY_WORDS:
                 entries = [e for e in entries if not e[1]]
-            elif parts & {"destination", "target"} and described_as(spec or {}) == "path":
+            elif parts & {"destination", "target"} and described == "path":
                 entries = [e for e in entries if e[1]]  # into a folder, or a new name: never onto a file
             options = [*options, *(n for n, _ in entries)]
         again = [v for v in self.earlier.get(name, ()) if fits_type(v, kind) and (not options or v in options)]
@@ -284,7 +285,7 @@ class ArgumentProposer:
             phrase = self._phrase_from(state)
             if phrase is not None:
                 return phrase
-        return self._fresh(name, kind, owner, described_as(spec or {}))
+        return self._fresh(name, kind, owner, described)
 
     def _phrase_from(self, state: list[Segment]) -> str | None:
         """A word or two of a text the state holds (a line of a file, a title): what a person searches for is

@@ -309,7 +309,7 @@ class Coherence:
         for j in writes:  # no human seed of BFCL's or tau2 airline's does either of these
             call = trace.calls[j]
             gone = ended.keys() & _named_values(call)
-            if any(_same_call(trace.calls[i], call) for i in writes if i < j):
+            if any(same_call(trace.calls[i], call) for i in writes if i < j):
                 out.append(Violation("superfluous_write", j, f"{call.name}: the same call again"))
             elif gone:
                 out.append(Violation("superfluous_write", j, f"{call.name}: changes what "
@@ -334,7 +334,7 @@ class Coherence:
         for j, call in enumerate(trace.calls):
             if trace.changed[j]:
                 continue
-            earlier = [i for i in range(j) if _same_call(trace.calls[i], call)]
+            earlier = [i for i in range(j) if same_call(trace.calls[i], call)]
             if earlier and not any(trace.changed[k] for k in range(earlier[-1] + 1, j)):
                 out.append(Violation("unused_read", j, f"{call.name}: asks again what an earlier call just read"))
                 continue
@@ -691,7 +691,8 @@ def _named_values(call: ToolCall) -> set:
     return {v for v in [*call.arguments.values(), *call.args] if isinstance(v, str)}
 
 
-def _same_call(a: ToolCall, b: ToolCall) -> bool:
+def same_call(a: ToolCall, b: ToolCall) -> bool:
+    """The same function with the same arguments."""
     return a.name == b.name and a.arguments == b.arguments and a.args == b.args
 
 

@@ -38,7 +38,7 @@ from rods.envs.validation import static_failure
 from rods.synth import state as state_view
 from rods.synth.api_graph import function_docs, seeds_of
 from rods.synth.arguments import ArgumentProposer, result_fields
-from rods.synth.coherence import Coherence, Known, retelling
+from rods.synth.coherence import Coherence, Known, retelling, same_call
 from rods.synth.free_text import FreeText
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import (
@@ -169,7 +169,7 @@ def reads_what_it_made(call: ToolCall, result: str, earlier: Iterable[tuple[Tool
 def asked_again(call: ToolCall, steps: list[Step]) -> bool:
     """Whether an earlier step made the same call and no step since changed the state."""
     for step in reversed(steps):
-        if step.call.name == call.name and step.call.arguments == call.arguments and step.call.args == call.args:
+        if same_call(step.call, call):
             return True
         if step.changed:
             return False
