@@ -55,6 +55,7 @@ from rods.synth.parameters import (
     enum_values,
     fits_type,
     is_count,
+    names_a_new_thing,
     tokens,
 )
 from rods.synth.profile import linkable, result_value, value_paths
@@ -257,6 +258,8 @@ class ArgumentProposer:
             return self.rng.choice(enum)
         parts = tokens(name)
         described = described_as(spec or {})
+        if not reading and kind == "string" and names_a_new_thing(name, spec or {}):
+            return self._fresh(name, kind, owner, described)  # a new file's name: never one the state has
         want = parts - GENERIC or parts
         ranked = [_matches(segment, parts, want, kind) for segment in state]
         best = min((r for r, _ in ranked if r is not None), default=None)

@@ -64,6 +64,17 @@ def described_as(spec: dict[str, Any]) -> str | None:
     return None
 
 
+_NEW = re.compile(r"\b(?:name|title|id) (?:of|for) (?:the|a) new\b", re.I)
+
+
+def names_a_new_thing(name: str, spec: dict[str, Any]) -> bool:
+    """Whether a parameter names the thing its call creates: its name starts with "new" (`new_name`) or its
+    description says so (`touch`'s `file_name`: "The name of the new file"). An existing name is no value
+    for it: the call fails, or overwrites."""
+    words = name_words(name)
+    return (bool(words) and words[0] == "new") or bool(_NEW.search(str(spec.get("description", ""))))
+
+
 def enum_values(spec: dict[str, Any]) -> list[Any]:
     """The enum of a parameter: a JSON-schema `enum`, or BFCL's "[Enum]: [...]" in the description."""
     if isinstance(spec.get("enum"), list):

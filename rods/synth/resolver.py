@@ -56,6 +56,9 @@ from rods.synth.values import is_distinctive
 TRIALS_PER_FUNCTION = 8
 KEPT_PER_FUNCTION = 3
 TRIAL_BUDGET = 400
+#: Runs in a row that failed, or took away what a later call needs, after which a function is given up at a
+#: position (its next draws do alike).
+FAILURES_IN_A_ROW = 3
 
 
 @dataclass
@@ -105,6 +108,7 @@ class Resolution:
     steps: list[Step]
     dead_end: DeadEnd | None = None
     fallbacks: list[tuple[int, str]] = field(default_factory=list)
+    trials: int = 0  # calls run on forks, the failed ones included
 
 
 def is_failed(result: str) -> bool:
@@ -206,13 +210,18 @@ def offers_of(result: str, created: set, produced: set) -> list[list]:
     return [list(dict.fromkeys(leaves)), made] if leaves or made else [keys]
 
 
-def resolve(plan: Plan, budget: int = TRIAL_BUDGET) -> Resolution:
-    """Run the plan position by position, stepping back from dead ends (see the module docstring)."""
+def start(plan: Plan) -> Step:
+    """The step before the first position: the plan's initial config loaded, nothing called."""
     env = environment_from(plan.initial_config, plan.seed.involved_classes, long_context=plan.seed.long_context)
     state = {cls: class_state(env, cls) for cls in env.involved_classes}
     seen = {cls: state_view.initial_values(env, cls, plan.initial_config.get(cls, {}))[0]
             if state_view.is_delta(cls) else scalars(walked) for cls, walked in state.items()}
-    origin = Step(ToolCall("start", {}), "", env, state, seen)
+    return Step(ToolCall("start", {}), "", env, state, seen)
+
+
+def resolve(plan: Plan, budget: int = TRIAL_BUDGET) -> Resolution:
+    """Run the plan position by position, stepping back from dead ends (see the module docstring)."""
+    origin = start(plan)
     rng = random.Random(plan.rng_seed)
     free_text = None
     if domain_of_task(plan.seed).free_text_from_seeds:  # else free text stays the proposer's fresh words
@@ -233,7 +242,7 @@ def resolve(plan: Plan, budget: int = TRIAL_BUDGET) -> Resolution:
             continue
         options[j] = None
         if j == 0 or search.trials >= budget:
-            return Resolution(steps, search.dead_end)
+            return Resolution(steps, search.dead_end, trials=search.trials)
         steps.pop()
         j -= 1
     for planned, step in zip(plan.calls, steps):
@@ -241,7 +250,7 @@ def resolve(plan: Plan, budget: int = TRIAL_BUDGET) -> Resolution:
             continue
         planned.name, planned.arguments, planned.args = step.call.name, dict(step.call.arguments), ()
         planned.bindings = step.bindings
-    return Resolution(steps, None, search.fallbacks(steps))
+    return Resolution(steps, None, search.fallbacks(steps), search.trials)
 
 
 class _Search:
@@ -263,6 +272,24 @@ class _Search:
     def feeds_later(self, j: int) -> bool:
         """Whether a later planned call takes a value from position j."""
         return any(j in (c.sources or ()) for c in self.plan.calls[j + 1:])
+
+    def loses_a_source(self, j: int, step: Step, steps: list[Step]) -> bool:
+        """Whether the write at j leaves nothing of what an earlier position made for a later one to take.
+
+        The later call takes one of that position's offered values; when each is a thing it created in the state
+        (a file, a folder, a record) and none is there after j, every candidate at the later position fails on
+        it. Only a class walked whole can tell (a delta class's seen values only grow).
+        """
+        takers = {s for c in self.plan.calls[j + 1:] for s in (c.sources or ()) if s < j}
+        for s in takers:
+            source = steps[s]
+            offered = {v for group in source.offers for v in group}
+            owner = self.owners.get(source.call.name)
+            if not offered or owner is None or state_view.is_delta(owner) or not offered <= source.created_at.keys():
+                continue
+            if offered & before_values(steps, j, owner) and not offered & step.seen.get(owner, set()):
+                return True
+        return False
 
     def fallbacks(self, steps: list[Step]) -> list[tuple[int, str]]:
         return [(j, self.names[j]) for j, step in enumerate(steps) if step.call.name != self.names[j]]
@@ -314,7 +341,7 @@ class _Search:
         for name in [names[j], *planned.alternatives]:
             if (planned.held_out and name in used) or name not in env.functions:
                 continue
-            kept = 0
+            kept = failed = 0
             later: list[Step] = []
 
             def fits(src: int, param: str, value: Any, name: str = name) -> bool:
@@ -332,7 +359,7 @@ class _Search:
             if name == names[j] and planned.suggested:
                 proposals = _suggested_first(proposals, planned.suggested)
             for arguments, fed in proposals:
-                if self.trials >= self.budget or kept >= KEPT_PER_FUNCTION:
+                if self.trials >= self.budget or kept >= KEPT_PER_FUNCTION or failed >= FAILURES_IN_A_ROW:
                     break
                 passed_on = retold_arguments(planned.retold, arguments, fed, steps)
                 if passed_on is None:  # the seed passed a result on here; this one has nothing to pass on
@@ -349,9 +376,14 @@ class _Search:
                 step = self._run(call, before)
                 if is_failed(step.result):
                     self._fail(j, name, step.result, "execution", call, env, steps)
+                    failed += 1
                     continue
                 if planned.changed is not None and step.changed != planned.changed:
                     continue
+                if step.changed and self.loses_a_source(j, step, steps):
+                    failed += 1  # its next draws take the same value away
+                    continue  # it moves away or deletes what a later call is planned to take
+                failed = 0
                 if not step.changed and (is_empty(step.result) or reads_what_it_made(
                         call, step.result, ((s.call, s.changed, s.created_at) for s in steps))):
                     continue  # a read that finds nothing asks for nothing (the judge's progress check)
@@ -397,6 +429,11 @@ class _Search:
             return
         step.bindings = dict(planned.bindings)
         yield step
+
+
+def before_values(steps: list[Step], j: int, owner: str) -> set:
+    """The scalars of `owner`'s state before position j."""
+    return steps[j - 1].seen.get(owner, set()) if j else set()
 
 
 def known(steps: list[Step]) -> Known:

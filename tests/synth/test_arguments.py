@@ -32,6 +32,18 @@ def test_file_system_names_come_from_the_current_directory_by_kind():
     assert "notes.txt" in files and not {"drafts", "photos"} & files  # files only for a file name
 
 
+def test_a_new_file_or_folder_is_never_named_like_one_the_state_has():
+    """touch's `file_name` is "the name of the new file": an existing name fails (the proposer offered one
+    for 7 of 10 creating calls before)."""
+    env = ToolEnvironment(FS, ["GorillaFileSystem"])
+    existing = {"notes.txt", "drafts", "photos"}
+    made = [a[p] for seed in range(30) for f, p in (("touch", "file_name"), ("mkdir", "dir_name"))
+            for a, _ in _proposer(seed).propose(f, env, {}, limit=3)]
+    assert len(set(made)) > 20 and not existing & set(made), made
+    # a read of a file still takes the state's names
+    assert "notes.txt" in {a["file_name"] for seed in range(10) for a, _ in _proposer(seed).propose("cat", env, {})}
+
+
 def test_a_parameter_its_description_calls_a_file_or_a_zipcode_never_takes_a_city():
     # cp's `destination` is "the destination name to copy the file or directory to": a name like the others
     env = ToolEnvironment(FS, ["GorillaFileSystem"])

@@ -4,13 +4,11 @@ import random
 
 import pytest
 
-from rods.envs.calls import ToolCall
 from rods.llm import make_backend
 from rods.synth.executor import Executor, deterministic_patch, run_plan
 from rods.synth.plan import PlannedCall
 from rods.synth.planner import Planner
 from rods.synth.profile import incoming_edges, produced_values, result_value, trace_task
-from rods.synth.resolver import Step, asked_again, finds_nothing, is_empty, reads_what_it_made, retold_arguments
 from rods.tasks import Task
 
 
@@ -102,67 +100,3 @@ def test_resolved_calls_keep_the_planned_data_flow_and_bind_what_results_gave(pl
                 assert found == value and src in wanted[j]
                 bound += 1
     assert ran >= len(seeds) // 2 and bound >= 3, (ran, bound)
-
-
-@pytest.mark.parametrize(("result", "empty"), [
-    ("", True), ("None", True), ("[]", True), ("{}", True),
-    ('{"file_content": ""}', True), ('{"diff_lines": ""}', True), ('{"result": {"text": "", "note": null}}', True),
-    ('{"matching_lines": []}', False), ('{"result": {"items": [], "note": null}}', False),
-    ('{"file_content": "a"}', False), ('{"count": 0}', False), ('{"ok": false}', False), ('["", "x"]', False),
-    ("0", False), ("some text", False),
-])
-def test_a_result_whose_every_field_is_empty_holds_nothing(result, empty):
-    assert is_empty(result) is empty
-
-
-@pytest.mark.parametrize("result, nothing", [
-    ('{"matching_lines": []}', True), ('{"count": 0, "type": "lines"}', True), ("[]", True),
-    ('{"file_content": ""}', True), ('{"matching_lines": ["a b"]}', False), ('{"count": 3, "type": "lines"}', False),
-    ('{"id": "R1", "a": 1, "b": 2, "bags": 0}', False),  # a record with a zero in it answers its question
-    ('{"ok": false}', False),
-])
-def test_what_finds_nothing(result, nothing):
-    assert finds_nothing(result) is nothing
-
-
-def test_a_read_of_a_thing_just_made_that_finds_nothing_is_pointless():
-    touch, cd = ToolCall("touch", {"file_name": "a.log"}), ToolCall("cd", {"folder": "docs"})
-    grep = ToolCall("grep", {"file_name": "a.log", "pattern": "x"})
-    made = {"a.log": "/fs/root/a.log"}
-    assert reads_what_it_made(grep, '{"matching_lines": []}', [(touch, True, made), (cd, True, {"docs": "/p"})])
-    assert not reads_what_it_made(grep, '{"matching_lines": ["x y"]}', [(touch, True, made)])  # it found something
-    write = ToolCall("echo", {"content": "x y", "file_name": "a.log"})
-    assert not reads_what_it_made(grep, '{"matching_lines": []}', [(touch, True, made), (write, True, {})])
-    assert not reads_what_it_made(grep, '{"matching_lines": []}', [(cd, True, {})])  # a file the task found
-    assert not reads_what_it_made(grep, '{"matching_lines": []}', [(touch, False, made)])  # no change: not made
-    # a copy made from it leaves it as empty as it was (the ninth blind read failed `wc` of such a file)
-    cp = ToolCall("cp", {"source": "a.log", "destination": "b.log"})
-    assert reads_what_it_made(grep, '{"matching_lines": []}', [(touch, True, made), (cp, True, {"b.log": "/p"})])
-
-
-def test_the_same_read_with_nothing_changed_since_is_asked_again():
-    cat, ls = ToolCall("cat", {"file_name": "a.log"}), ToolCall("ls", {})
-    touch = ToolCall("touch", {"file_name": "b.log"})
-
-    def step(call, changed):
-        return Step(call, "{}", None, {}, {}, changed=changed)
-
-    assert asked_again(cat, [step(cat, False), step(ls, False)])
-    assert not asked_again(cat, [step(cat, False), step(touch, True)])  # the state changed since
-    assert not asked_again(cat, [step(ToolCall("cat", {"file_name": "b.log"}), False)])
-
-
-def test_a_text_that_retells_a_search_that_found_nothing_is_turned_away():
-    def step(call, result, changed):
-        return Step(call, result, None, {}, {}, changed=changed)
-
-    found = step(ToolCall("grep", {"file_name": "a.txt", "pattern": "plan"}),
-                 '{"matching_lines": ["Quarterly plan for Lisbon"]}', False)
-    nothing = step(ToolCall("grep", {"file_name": "a.txt", "pattern": "plan"}), '{"matching_lines": []}', False)
-    archived = step(ToolCall("archive", {"folder": "reports"}), "None", True)
-    post = {"content": "Made-up words"}
-    assert retold_arguments({"content": 0}, post, {}, [found]) == {"content": "Update: Quarterly plan for Lisbon"}
-    assert retold_arguments({"content": 0}, post, {}, [nothing]) is None  # "post that text": there is none
-    assert retold_arguments({"content": 0}, post, {}, [archived]) == {"content": "About reports"}  # a write's note
-    assert retold_arguments({"content": 0}, post, {"content": 0}, [nothing]) == post  # fed, not retold
-

@@ -320,7 +320,7 @@ def test_a_value_taken_from_one_of_several_results_is_asked_for_by_its_place_in_
     template = make_backend("template")
     planner = Planner(template, graph_for(seeds[0].environment, seeds))
     picked = 0
-    for seed in seeds[:4]:  # 17 picks; later seeds add a few more at several seconds each
+    for seed in seeds[:4]:  # later seeds add a few more picks at several seconds each
         for k in range(3):
             plan = planner.plan(seed, rng=random.Random(f"{seed.id}:{k}"))
             run = run_plan(plan)
@@ -334,4 +334,6 @@ def test_a_value_taken_from_one_of_several_results_is_asked_for_by_its_place_in_
                         noun = call.get("nouns", {}).get(key.split("[")[0], "one")
                         assert " of those " in query and f"that {noun}" not in query, (seed.id, query)
                         assert count > 1 and 0 <= index < count
-    assert picked >= 5, picked
+    # 6 picks in this draw at e3beac5, 4 since the resolver gives a function up after three failed draws (one
+    # plan of tau2_airline_4 no longer resolves): the floor keeps the check from passing on nothing
+    assert picked >= 3, picked

@@ -1,6 +1,6 @@
 """What a parameter's name and spec say it asks for (rods.synth.parameters)."""
 
-from rods.synth.parameters import described_as, enum_values, is_count, name_words, tokens
+from rods.synth.parameters import described_as, enum_values, is_count, name_words, names_a_new_thing, tokens
 
 
 def test_an_integer_that_counts_things_is_a_few():
@@ -20,3 +20,10 @@ def test_the_description_says_a_file_or_a_zipcode_where_the_name_says_a_place():
     assert described_as({"description": "The destination name to copy the file or directory to."}) == "path"
     assert described_as({"description": "The name of the city."}) is None
     assert described_as({}) is None
+
+
+def test_a_parameter_that_names_what_its_call_creates():
+    assert names_a_new_thing("file_name", {"description": "The name of the new file in the current directory."})
+    assert names_a_new_thing("new_name", {}) and names_a_new_thing("newTitle", {"description": "A title."})
+    assert not names_a_new_thing("file_name", {"description": "The name of the file to read."})
+    assert not names_a_new_thing("renewal_date", {}) and not names_a_new_thing("name", {})
