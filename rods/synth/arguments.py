@@ -132,6 +132,10 @@ class ArgumentProposer:
         return [(p, props.get(p, {})) for p in required] + [(p, props[p]) for p in optional
                                                              if p in props and p not in required]
 
+    def _optional_names(self, function: str) -> list[str]:
+        doc = self.docs.get(function, {}).get("parameters", {})
+        return [p for p in doc.get("properties", {}) if p not in doc.get("required", [])]
+
     def propose(self, function: str, env: RolloutEnvironment, feeds: dict[int, list[list[Any]]],
                 limit: int = 8, reading: bool = False, fits: Callable[[int, str, Any], bool] | None = None,
                 fields: dict[str, list[Any]] | None = None,
@@ -145,10 +149,13 @@ class ArgumentProposer:
         if given, says whether a fed value may play that parameter's role. `fields` holds the feeding results'
         values by the field they sit under (`result_fields`): a parameter of that name takes one of them.
         `optional` holds optional parameters to pass as well, with the seed's values: a setting (`mode='w'`,
-        `a=True`) is kept, a name or text the seed gave gets a value of this task's own.
+        `a=True`) is kept, a name or text the seed gave gets a value of this task's own. A source's value no
+        required parameter takes may go to another optional one (`echo`'s `file_name`: the file just made).
         """
         optional = optional or {}
         params = self.params(function, optional)
+        taken = dict(params)
+        spare = [(p, spec) for p, spec in self.params(function, self._optional_names(function)) if p not in taken]
         owner = self.docs.get(function, {}).get("class")
         if self._state is None or self._state[0] is not env or self._state[1] != owner:
             self._state = (env, owner, self._state_values(env, owner))
@@ -169,6 +176,16 @@ class ArgumentProposer:
                     if value is not None:
                         arguments[name], fed[name] = value, src
                         free.remove(k)
+                        placed = True
+                        break
+                for name, spec in spare if not placed else ():  # echo's `file_name`: the file just made
+                    if name in arguments:
+                        continue
+                    value = self._fed_value(name, spec, values,
+                                            None if fits is None else lambda v, s=src, p=name: fits(s, p, v),
+                                            (fields or {}).get(name, ()))
+                    if value is not None:
+                        arguments[name], fed[name] = value, src
                         placed = True
                         break
                 ok &= placed
@@ -193,7 +210,7 @@ class ArgumentProposer:
             values = [repr(v) for v in arguments.values()]
             if len(set(values)) < len(values):  # mv(a, a), diff(a, a): no call of sense, and some loop the simulator
                 continue
-            yield {p: arguments[p] for p, _ in params}, fed
+            yield {p: arguments[p] for p, _ in [*params, *spare] if p in arguments}, fed
 
     # ------------------------------------------------------------ values
 

@@ -276,18 +276,19 @@ class _Search:
     def loses_a_source(self, j: int, step: Step, steps: list[Step]) -> bool:
         """Whether the write at j leaves nothing of what an earlier position made for a later one to take.
 
-        The later call takes one of that position's offered values; when each is a thing it created in the state
-        (a file, a folder, a record) and none is there after j, every candidate at the later position fails on
-        it. Only a class walked whole can tell (a delta class's seen values only grow).
+        The later call takes what that position made: a thing it created in the state (a file, a folder, a
+        record), not the words of its result ("'a.txt' moved to 'b.txt'"). When none of those is there after j,
+        every candidate at the later position fails on it. Only a class walked whole can tell (a delta class's
+        seen values only grow).
         """
         takers = {s for c in self.plan.calls[j + 1:] for s in (c.sources or ()) if s < j}
         for s in takers:
             source = steps[s]
-            offered = {v for group in source.offers for v in group}
+            made = {v for group in source.offers for v in group} & source.created_at.keys()
             owner = self.owners.get(source.call.name)
-            if not offered or owner is None or state_view.is_delta(owner) or not offered <= source.created_at.keys():
+            if not made or owner is None or state_view.is_delta(owner):
                 continue
-            if offered & before_values(steps, j, owner) and not offered & step.seen.get(owner, set()):
+            if made & before_values(steps, j, owner) and not made & step.seen.get(owner, set()):
                 return True
         return False
 

@@ -44,6 +44,16 @@ def test_a_new_file_or_folder_is_never_named_like_one_the_state_has():
     assert "notes.txt" in {a["file_name"] for seed in range(10) for a, _ in _proposer(seed).propose("cat", env, {})}
 
 
+def test_a_fed_value_no_required_parameter_takes_goes_to_an_optional_one():
+    """echo's `content` is required, its `file_name` optional: the file an earlier call made is written into."""
+    env = ToolEnvironment(FS, ["GorillaFileSystem"])
+    proposals = list(_proposer().propose("echo", env, {0: [["notes.txt"]]}, limit=4,
+                                         fits=lambda src, param, value: param != "content"))
+    assert proposals and all(a["file_name"] == "notes.txt" and fed == {"file_name": 0} for a, fed in proposals)
+    assert all(a["content"] != "notes.txt" for a, _ in proposals)
+    assert all("file_name" not in a for a, _ in _proposer().propose("echo", env, {}, limit=4))  # unfed: left out
+
+
 def test_a_parameter_its_description_calls_a_file_or_a_zipcode_never_takes_a_city():
     # cp's `destination` is "the destination name to copy the file or directory to": a name like the others
     env = ToolEnvironment(FS, ["GorillaFileSystem"])

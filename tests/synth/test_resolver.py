@@ -60,6 +60,12 @@ def test_a_write_that_takes_away_what_a_later_call_needs_is_not_a_candidate(plan
     assert removed.changed and renamed.changed and filled.changed
     assert search.loses_a_source(2, removed, steps) and search.loses_a_source(2, renamed, steps)
     assert not search.loses_a_source(2, filled, steps)
+    # a source whose result has words besides what it made: a rename, then the renamed file removed
+    renamed_file = search._run(ToolCall("mv", {"source": "notes.txt", "destination": "plan.txt"}), cd)
+    gone = search._run(ToolCall("rm", {"file_name": "plan.txt"}), renamed_file)
+    kept = search._run(ToolCall("cp", {"source": "plan.txt", "destination": "trip"}), renamed_file)
+    assert "moved" in renamed_file.result and search.loses_a_source(2, gone, [cd, renamed_file])
+    assert not search.loses_a_source(2, kept, [cd, renamed_file])
     # the search itself: the write at 2 leaves the folder there for the cd
     resolution = resolve(plan)
     assert resolution.dead_end is None, resolution.dead_end
