@@ -48,6 +48,7 @@ from rods.synth.parameters import (
     GENERIC,
     KEY_TOKENS,
     NAMING_WORDS,
+    PRECISION_WORDS,
     SECRET_WORDS,
     SENTENCE_WORDS,
     TEXT_WORDS,
@@ -332,6 +333,8 @@ class ArgumentProposer:
             return self.remapper.name(role)
         if kind == "integer" and is_count(name):  # how many of something a person asks for: a few
             return self.rng.randint(1, 5)
+        if kind in ("integer", "number", "float") and parts & PRECISION_WORDS:  # digits: a few
+            return self.rng.randint(1, 4)
         if kind == "integer":
             return self.remapper.fresh_number(integer=True)
         if kind in ("number", "float"):

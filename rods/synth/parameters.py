@@ -20,6 +20,8 @@ ENTRY_WORDS = {"file"}
 SECRET_WORDS = {"token", "secret", "password", "key", "pin", "passcode"}
 #: Parameter-name pieces that ask for a count of things (a person asks for a few, not for 299).
 COUNT_WORDS = {"quantity", "count", "copies", "units", "times", "qty", "pieces"}
+#: Parameter-name pieces of how many digits a number is given to (a person asks for 2, not for 34).
+PRECISION_WORDS = {"precision", "decimal", "digit"}
 #: Parameter-name pieces that say "free text the user writes".
 TEXT_WORDS = {"content", "message", "comment", "title", "description", "resolution", "keyword", "pattern", "messages",
               "summary", "note", "body"}

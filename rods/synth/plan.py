@@ -74,6 +74,8 @@ class Plan:
     candidates: list[list[str]] = field(default_factory=list)  # the sequences offered to the backend
     #: (f, g, parameter) flows the API graph saw in human seeds: they count as role-matched (`rods.synth.coherence`).
     observed_flows: frozenset = frozenset()
+    #: function -> the seed's settings for it (`rods.synth.planner.seed_settings`): `logarithm`'s base 10.
+    settings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def name_held_out(self) -> None:
         """miss_func, after a run: the held-out functions are those that ran at the held-out positions, plus,

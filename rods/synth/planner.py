@@ -126,6 +126,19 @@ class SeedAnalysis:
     keep: frozenset = frozenset()
 
 
+def seed_settings(trace: Trace) -> dict[str, dict[str, Any]]:
+    """Per function, the plain numbers and switches the seed passed it (`logarithm(base=10, precision=2)`,
+    `ls(a=True)`): not values a person gives (those are distinctive and remapped) but how they like it done.
+    A variant that calls the function passes them again instead of a fresh number (a logarithm to base 283.89,
+    to 34 digits, read as made up in the tenth blind read)."""
+    out: dict[str, dict[str, Any]] = {}
+    for call in trace.calls:
+        for param, value in call.arguments.items():
+            if isinstance(value, (bool, int, float)) and not is_distinctive(value, frozenset()):
+                out.setdefault(call.name, {}).setdefault(param, value)
+    return out
+
+
 def seed_slots(seed: Task, trace: Trace, profile: ComplexityProfile, graph: APIGraph) -> list[Slot]:
     """Φ per position: the seed's turn, class, data-flow sources and effect; held-out and miss_param roles;
     and which of its text arguments retell an earlier result (`rods.synth.coherence.retellings`)."""
@@ -270,7 +283,7 @@ class Planner:
         uncalled = {k: len(names) - len(held[k]) for k, names in seed.missed_function.items()}
         subs = {j: name for j, (name, slot) in enumerate(zip(chosen, slots)) if name != slot.seed_function}
         return Plan(seed, calls, config, narrative, copy.deepcopy(seed.missed_function), remapper, attempt, rng_seed,
-                    subs, held, uncalled, candidates, frozenset(self.graph.flows))
+                    subs, held, uncalled, candidates, frozenset(self.graph.flows), seed_settings(info.trace))
 
     # ------------------------------------------------------------ sequence
 

@@ -269,6 +269,13 @@ class _Search:
         #: Whether the seed has no read whose answer it already knew (`Coherence.known_reads`): a variant may not.
         self.no_known_reads = self.rules.seed_groups(plan.seed).known_reads == 0
 
+    def settings(self, planned: PlannedCall, name: str) -> dict[str, Any]:
+        """What `name` is passed besides its required arguments' own values: the seed's settings for it
+        (`Plan.settings`; not where the user must give a value: a setting is no value of theirs), and at the
+        seed's own function the optional arguments the seed passed there."""
+        settings = {} if planned.user_value else self.plan.settings.get(name, {})
+        return {**settings, **(planned.optional if name == planned.original else {})}
+
     def feeds_later(self, j: int) -> bool:
         """Whether a later planned call takes a value from position j."""
         return any(j in (c.sources or ()) for c in self.plan.calls[j + 1:])
@@ -356,7 +363,7 @@ class _Search:
             self.proposer.remember(s.call for s in steps)
             proposals = self.proposer.propose(name, env, feeds, limit=TRIALS_PER_FUNCTION,
                                               reading=planned.changed is False, fits=fits, fields=fields,
-                                              optional=planned.optional if name == planned.original else {})
+                                              optional=self.settings(planned, name))
             if name == names[j] and planned.suggested:
                 proposals = _suggested_first(proposals, planned.suggested)
             for arguments, fed in proposals:

@@ -157,3 +157,9 @@ def test_a_large_shared_database_gives_the_same_proposals_with_its_matches_remem
     reservations = set(env.instance(seed.environment).db.reservations)
     ids = {a["reservation_id"] for run in cold for a, _ in run[0]}
     assert ids & reservations  # ids are taken from the database's keys
+
+
+def test_digits_asked_for_are_a_few():
+    env = ToolEnvironment({"MathAPI": {}}, ["MathAPI"])
+    digits = {a["precision"] for seed in range(20) for a, _ in _proposer(seed).propose("logarithm", env, {}, limit=2)}
+    assert digits and digits <= {1, 2, 3, 4}, digits

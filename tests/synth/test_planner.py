@@ -10,8 +10,11 @@ from rods.llm.template import TemplateBackend
 from rods.synth.executor import run_plan
 from rods.synth.initial_config import materialize_config
 from rods.synth.pipeline import Pipeline
-from rods.synth.planner import Planner, PlannerConfig
+from rods.synth.plan import PlannedCall
+from rods.synth.planner import Planner, PlannerConfig, seed_settings
+from rods.synth.profile import trace_task
 from rods.synth.settings import SynthConfig
+from rods.tasks import Task
 
 
 class Recording(TemplateBackend):
@@ -235,3 +238,21 @@ def test_seed_function_weight_moves_plans_towards_or_away_from_the_seeds_calls(s
     assert away <= default < near, (away, default, near)
     assert near > 2 * default
     assert SynthConfig().seed_function_weight == PlannerConfig().seed_function_weight == 0.25
+
+
+def test_the_seeds_plain_numbers_and_switches_are_passed_wherever_its_functions_are_called(api_graph):
+    """A logarithm to base 10 at 2 digits stays so in a variant; the value logged (a count the user gives or a
+    result feeds) is not a setting."""
+    seed = Task(id="m", category="base", question=[[{"role": "user", "content": "x"}]], involved_classes=["MathAPI"],
+                ground_truth=[["logarithm(value=250, base=10, precision=2)", "mean(numbers=[3, 40.5])"]],
+                initial_config={})
+    settings = seed_settings(trace_task(seed))
+    assert settings == {"logarithm": {"base": 10, "precision": 2}}
+    plan = Planner(TemplateBackend(), api_graph).plan(seed, rng=random.Random(0))
+    assert plan.settings == settings
+    # a position whose seed call is another function: a logarithm there takes the seed's settings all the same
+    plan.calls = [PlannedCall("logarithm", turn=0, original="mean", sources=(), changed=False)]
+    run = run_plan(plan)
+    assert run.ok, run.failure
+    (call,) = run.calls
+    assert call.arguments["base"] == 10 and call.arguments["precision"] == 2 and call.arguments["value"] != 250
