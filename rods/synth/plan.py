@@ -51,6 +51,7 @@ class PlannedCall:
     suggested: dict[str, Any] = field(default_factory=dict)  # the backend's values for `name`, tried first
     retold: dict[str, int] = field(default_factory=dict)  # text parameter -> the earlier position it retells
     optional: dict[str, Any] = field(default_factory=dict)  # the seed's optional arguments here (`Slot.optional`)
+    may_find_nothing: bool = False  # a read here may find nothing: the seed's did (`Slot.found_nothing`)
 
     def tool_call(self) -> ToolCall:
         return ToolCall(self.name, dict(self.arguments), tuple(self.args))

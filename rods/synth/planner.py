@@ -65,6 +65,7 @@ from rods.synth.profile import (
     profile_of,
     trace_task,
 )
+from rods.synth.resolver import finds_nothing
 from rods.synth.values import ValueRemapper, is_distinctive, leaves, vocabulary_of
 from rods.tasks.model import Task, content_hash
 
@@ -112,6 +113,8 @@ class Slot:
     retells: dict[str, int] = field(default_factory=dict)
     #: Optional parameters the seed's call passed here, with its values (a post's `tags`, `wc`'s `mode`).
     optional: dict[str, Any] = field(default_factory=dict)
+    #: The seed's call here is a read that found nothing (`rods.synth.resolver.finds_nothing`): a variant's may.
+    found_nothing: bool = False
 
 
 @dataclass
@@ -151,7 +154,8 @@ def seed_slots(seed: Task, trace: Trace, profile: ComplexityProfile, graph: APIG
         optional = {p: v for p, v in call.arguments.items()
                     if node is not None and p in node.params and p not in node.required}
         slots.append(Slot(trace.turn_of[j], node.api_class if node else "", call.name, sources, trace.changed[j],
-                          retells={p: i for (k, p), i in told.items() if k == j}, optional=optional))
+                          retells={p: i for (k, p), i in told.items() if k == j}, optional=optional,
+                          found_nothing=not trace.changed[j] and finds_nothing(trace.results[j])))
     for k, names in seed.reveal_turns().items():
         for name in names:
             at = next((j for j, c in enumerate(trace.calls) if c.name == name and trace.turn_of[j] >= k), None)
@@ -275,6 +279,7 @@ class Planner:
                 self.usage[seed.id][j][name] += 1
         calls = [PlannedCall(name, turn=slot.turn, original=slot.seed_function, sources=slot.sources,
                              retold=self._retold(name, slot), optional=slot.optional,
+                             may_find_nothing=slot.found_nothing,
                              alternatives=self._alternatives(j, chosen, slots, banned, seed), changed=slot.changed,
                              held_out=slot.held_out, user_value=slot.user_value, suggested=suggested.get(j, {}))
                  for j, (name, slot) in enumerate(zip(chosen, slots))]

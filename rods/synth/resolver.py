@@ -14,12 +14,16 @@ call. A resolved call is kept only if
 * it fits its tool's schema (`rods.envs.validation`: the gate checks it too),
   runs without an error, and changes the state iff the seed's call did;
 * it is new to the task at a miss_func held-out position, and says a value
-  the user must give at a miss_param position.
+  the user must give at a miss_param position;
+* it leaves in the state what an earlier call made for a later one (no move
+  or deletion of the file a later call reads), and, as a read, finds
+  something (`finds_nothing`) unless the seed's read there found nothing too.
 
 Each candidate runs on a fork of the environment, so a rejected one leaves no
 trace. When no candidate fits a position the search steps back one position
 and takes that position's next candidate (a depth-first search with a budget
-of trial calls), so one dead end does not sink the whole plan.
+of trial calls), so one dead end does not sink the whole plan; a function
+whose draws keep failing at a position is given up after a few.
 """
 
 from __future__ import annotations
@@ -393,8 +397,9 @@ class _Search:
                     continue  # it moves away or deletes what a later call is planned to take
                 failed = 0
                 if not step.changed and (is_empty(step.result) or reads_what_it_made(
-                        call, step.result, ((s.call, s.changed, s.created_at) for s in steps))):
-                    continue  # a read that finds nothing asks for nothing (the judge's progress check)
+                        call, step.result, ((s.call, s.changed, s.created_at) for s in steps))
+                        or (finds_nothing(step.result) and not planned.may_find_nothing)):
+                    continue  # a read that finds nothing asks for nothing, unless the seed's did too
                 if not step.changed and asked_again(call, steps):
                     continue  # the same read with nothing changed since: the coherence rule would turn it away
                 step.bindings = _bindings(arguments, fed, [s.result for s in steps])

@@ -144,3 +144,20 @@ def test_a_text_that_retells_a_search_that_found_nothing_is_turned_away():
     assert retold_arguments({"content": 0}, post, {}, [archived]) == {"content": "About reports"}  # a write's note
     assert retold_arguments({"content": 0}, post, {"content": 0}, [nothing]) == post  # fed, not retold
 
+
+
+def test_a_read_that_finds_nothing_is_passed_over_unless_the_seeds_found_nothing_too(planner):
+    """find in an empty folder answers nothing a person asked for; where the seed's read found nothing too
+    (looking for a file that is not there), a variant's may."""
+    empty = {"GorillaFileSystem": {"root": {"kim": {"type": "directory", "contents": {
+        "empty": {"type": "directory", "contents": {}}}}}}}
+    for may in (False, True):
+        plan = _plan(planner, [dict(name="cd", arguments={"folder": "empty"}),
+                               dict(name="find", sources=(), changed=False, original="find", may_find_nothing=may)])
+        plan.calls[0].sources = None
+        plan.initial_config = empty
+        resolution = resolve(plan)
+        if may:
+            assert resolution.dead_end is None and resolution.steps[1].call.name == "find"
+        else:
+            assert resolution.dead_end is not None and resolution.dead_end.kind == "plan", resolution.dead_end
