@@ -17,7 +17,7 @@ call. A resolved call is kept only if
   the user must give at a miss_param position;
 * it leaves in the state what an earlier call made for a later one (no move
   or deletion of the file a later call reads), and, as a read, finds
-  something (`finds_nothing`) unless the seed's read there found nothing too.
+  something (`answers_nothing`) unless the seed's read there found nothing too.
 
 Each candidate runs on a fork of the environment, so a rejected one leaves no
 trace. When no candidate fits a position the search steps back one position
@@ -153,6 +153,19 @@ def finds_nothing(result: str) -> bool:
     if not isinstance(value, dict) or len(value) > 3:
         return False
     return any(v == [] or (v == 0 and not isinstance(v, bool)) for v in value.values())
+
+
+def answers_nothing(result: str) -> bool:
+    """A result with nothing in any of its fields: `is_empty`, `[]`, or an object whose every field is an empty
+    list, a zero or empty (`{"matches": []}` of a search in an empty folder). A record with one empty field
+    (a page with no tags) answers, as does a count with its unit (`{"count": 0, "type": "lines"}`)."""
+    if is_empty(result):
+        return True
+    value = result_value(result)
+    if value == []:
+        return True
+    return isinstance(value, dict) and bool(value) and all(
+        v in ([], {}, "", None) or (v == 0 and not isinstance(v, bool)) for v in value.values())
 
 
 def reads_what_it_made(call: ToolCall, result: str, earlier: Iterable[tuple[ToolCall, bool, Mapping]]) -> bool:
@@ -398,7 +411,7 @@ class _Search:
                 failed = 0
                 if not step.changed and (is_empty(step.result) or reads_what_it_made(
                         call, step.result, ((s.call, s.changed, s.created_at) for s in steps))
-                        or (finds_nothing(step.result) and not planned.may_find_nothing)):
+                        or (answers_nothing(step.result) and not planned.may_find_nothing)):
                     continue  # a read that finds nothing asks for nothing, unless the seed's did too
                 if not step.changed and asked_again(call, steps):
                     continue  # the same read with nothing changed since: the coherence rule would turn it away

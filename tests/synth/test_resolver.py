@@ -13,6 +13,7 @@ from rods.synth.resolver import (
     FAILURES_IN_A_ROW,
     Step,
     _Search,
+    answers_nothing,
     asked_again,
     finds_nothing,
     is_empty,
@@ -161,3 +162,12 @@ def test_a_read_that_finds_nothing_is_passed_over_unless_the_seeds_found_nothing
             assert resolution.dead_end is None and resolution.steps[1].call.name == "find"
         else:
             assert resolution.dead_end is not None and resolution.dead_end.kind == "plan", resolution.dead_end
+
+
+@pytest.mark.parametrize("result, nothing", [
+    ('{"matches": []}', True), ("[]", True), ('{"count": 0}', True), ('""', True),
+    ('{"title": "Soup", "text": "Leek soup", "tags": []}', False),  # a page with no tags answers
+    ('{"count": 0, "type": "lines"}', False), ('{"matching_lines": ["a"]}', False),
+])
+def test_what_answers_nothing(result, nothing):
+    assert answers_nothing(result) is nothing
