@@ -329,6 +329,8 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
     bound_set = set(bound)
 
     def fill(template: str) -> str:
+        if missing is not None:  # "create a folder" (its name follows), not "a folder called a folder"
+            template = re.sub(rf"\s+(?:called|named)\s+\{{{missing}\}}", "", template)
         return re.sub(r"\{(\w+)\}", lambda m: slot(m.group(1), arguments.get(m.group(1)), bound=bound_set,
                                                    missing=missing, nouns=nouns, forms=forms, picks=picks),
                       template)

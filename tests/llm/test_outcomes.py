@@ -140,3 +140,9 @@ def test_a_value_picked_from_several_listed_says_which_one():
                            bound=["book_ids[1]"], nouns={"book_ids": "book"}, effect="write",
                            picks={"book_ids[1]": [4, 12]})
     assert "'bk-1'" in mixed and "the fifth of those books" in mixed and "bk-9" not in mixed
+
+
+def test_a_thing_whose_name_is_left_out_is_made_without_one():
+    """The eleventh blind read: "create a folder called a folder". Left out, the name is not said at all."""
+    assert outcome("mkdir", {"dir_name": "hatch"}, params=["dir_name"], missing="dir_name") == "create a folder"
+    assert outcome("mkdir", {"dir_name": "hatch"}, params=["dir_name"]) == "create a folder called 'hatch'"
