@@ -55,6 +55,7 @@ from rods.llm.base import LLMBackend
 from rods.llm.schema import MAX_REASON_CHARS, SCALAR, closed_object
 from rods.synth.api_graph import APIGraph
 from rods.synth.coherence import retellings
+from rods.synth.findings import answers_nothing
 from rods.synth.initial_config import materialize_config
 from rods.synth.parameters import TEXT_WORDS, tokens
 from rods.synth.plan import Plan, PlannedCall
@@ -65,7 +66,6 @@ from rods.synth.profile import (
     profile_of,
     trace_task,
 )
-from rods.synth.resolver import answers_nothing
 from rods.synth.values import ValueRemapper, is_distinctive, leaves, vocabulary_of
 from rods.tasks.model import Task, content_hash
 
@@ -113,7 +113,7 @@ class Slot:
     retells: dict[str, int] = field(default_factory=dict)
     #: Optional parameters the seed's call passed here, with its values (a post's `tags`, `wc`'s `mode`).
     optional: dict[str, Any] = field(default_factory=dict)
-    #: The seed's call here is a read that found nothing (`rods.synth.resolver.answers_nothing`): a variant's may.
+    #: The seed's call here is a read that found nothing (`rods.synth.findings.answers_nothing`): a variant's may.
     found_nothing: bool = False
 
 

@@ -9,6 +9,7 @@ from synth.conftest import POPULATION
 
 from rods.llm import make_backend
 from rods.reward import score
+from rods.synth.findings import is_empty, reads_what_it_made
 from rods.synth.judge import structure_verdict
 from rods.synth.novelty import novelty
 from rods.synth.pipeline import Pipeline
@@ -21,7 +22,6 @@ from rods.synth.profile import (
     trace_task,
     value_paths,
 )
-from rods.synth.resolver import is_empty, reads_what_it_made
 from rods.synth.settings import SynthConfig
 from rods.synth.values import config_values, field_values, is_distinctive, is_phrase, is_prose, vocabulary_of
 from rods.tasks import content_hash

@@ -13,11 +13,7 @@ from rods.synth.resolver import (
     FAILURES_IN_A_ROW,
     Step,
     _Search,
-    answers_nothing,
     asked_again,
-    finds_nothing,
-    is_empty,
-    reads_what_it_made,
     resolve,
     retold_arguments,
     start,
@@ -83,42 +79,6 @@ def test_a_function_whose_draws_keep_failing_is_given_up(planner):
     assert resolution.trials == FAILURES_IN_A_ROW, resolution.trials
 
 
-@pytest.mark.parametrize(("result", "empty"), [
-    ("", True), ("None", True), ("[]", True), ("{}", True),
-    ('{"file_content": ""}', True), ('{"diff_lines": ""}', True), ('{"result": {"text": "", "note": null}}', True),
-    ('{"matching_lines": []}', False), ('{"result": {"items": [], "note": null}}', False),
-    ('{"file_content": "a"}', False), ('{"count": 0}', False), ('{"ok": false}', False), ('["", "x"]', False),
-    ("0", False), ("some text", False),
-])
-def test_a_result_whose_every_field_is_empty_holds_nothing(result, empty):
-    assert is_empty(result) is empty
-
-
-@pytest.mark.parametrize("result, nothing", [
-    ('{"matching_lines": []}', True), ('{"count": 0, "type": "lines"}', True), ("[]", True),
-    ('{"file_content": ""}', True), ('{"matching_lines": ["a b"]}', False), ('{"count": 3, "type": "lines"}', False),
-    ('{"id": "R1", "a": 1, "b": 2, "bags": 0}', False),  # a record with a zero in it answers its question
-    ('{"ok": false}', False),
-])
-def test_what_finds_nothing(result, nothing):
-    assert finds_nothing(result) is nothing
-
-
-def test_a_read_of_a_thing_just_made_that_finds_nothing_is_pointless():
-    touch, cd = ToolCall("touch", {"file_name": "a.log"}), ToolCall("cd", {"folder": "docs"})
-    grep = ToolCall("grep", {"file_name": "a.log", "pattern": "x"})
-    made = {"a.log": "/fs/root/a.log"}
-    assert reads_what_it_made(grep, '{"matching_lines": []}', [(touch, True, made), (cd, True, {"docs": "/p"})])
-    assert not reads_what_it_made(grep, '{"matching_lines": ["x y"]}', [(touch, True, made)])  # it found something
-    write = ToolCall("echo", {"content": "x y", "file_name": "a.log"})
-    assert not reads_what_it_made(grep, '{"matching_lines": []}', [(touch, True, made), (write, True, {})])
-    assert not reads_what_it_made(grep, '{"matching_lines": []}', [(cd, True, {})])  # a file the task found
-    assert not reads_what_it_made(grep, '{"matching_lines": []}', [(touch, False, made)])  # no change: not made
-    # a copy made from it leaves it as empty as it was (the ninth blind read failed `wc` of such a file)
-    cp = ToolCall("cp", {"source": "a.log", "destination": "b.log"})
-    assert reads_what_it_made(grep, '{"matching_lines": []}', [(touch, True, made), (cp, True, {"b.log": "/p"})])
-
-
 def test_the_same_read_with_nothing_changed_since_is_asked_again():
     cat, ls = ToolCall("cat", {"file_name": "a.log"}), ToolCall("ls", {})
     touch = ToolCall("touch", {"file_name": "b.log"})
@@ -162,12 +122,3 @@ def test_a_read_that_finds_nothing_is_passed_over_unless_the_seeds_found_nothing
             assert resolution.dead_end is None and resolution.steps[1].call.name == "find"
         else:
             assert resolution.dead_end is not None and resolution.dead_end.kind == "plan", resolution.dead_end
-
-
-@pytest.mark.parametrize("result, nothing", [
-    ('{"matches": []}', True), ("[]", True), ('{"count": 0}', True), ('""', True),
-    ('{"title": "Soup", "text": "Leek soup", "tags": []}', False),  # a page with no tags answers
-    ('{"count": 0, "type": "lines"}', False), ('{"matching_lines": ["a"]}', False),
-])
-def test_what_answers_nothing(result, nothing):
-    assert answers_nothing(result) is nothing
