@@ -133,10 +133,6 @@ class ArgumentProposer:
         return [(p, props.get(p, {})) for p in required] + [(p, props[p]) for p in optional
                                                              if p in props and p not in required]
 
-    def _optional_names(self, function: str) -> list[str]:
-        doc = self.docs.get(function, {}).get("parameters", {})
-        return [p for p in doc.get("properties", {}) if p not in doc.get("required", [])]
-
     def propose(self, function: str, env: RolloutEnvironment, feeds: dict[int, list[list[Any]]],
                 limit: int = 8, reading: bool = False, fits: Callable[[int, str, Any], bool] | None = None,
                 fields: dict[str, list[Any]] | None = None,
@@ -156,7 +152,8 @@ class ArgumentProposer:
         optional = optional or {}
         params = self.params(function, optional)
         taken = dict(params)
-        spare = [(p, spec) for p, spec in self.params(function, self._optional_names(function)) if p not in taken]
+        every = self.docs.get(function, {}).get("parameters", {}).get("properties", {})
+        spare = [(p, spec) for p, spec in self.params(function, every) if p not in taken]  # the other optional ones
         owner = self.docs.get(function, {}).get("class")
         if self._state is None or self._state[0] is not env or self._state[1] != owner:
             self._state = (env, owner, self._state_values(env, owner))
@@ -169,24 +166,17 @@ class ArgumentProposer:
             ok = True
             for src, values in sorted(feeds.items()):  # one parameter per source takes one of its values
                 placed = False
-                for k in list(free):
-                    name, spec = params[k]
+                # a required (or passed) parameter first; else an optional one (echo's `file_name`: the file
+                # just made)
+                slots = [*((k, params[k]) for k in free), *((None, p) for p in spare if p[0] not in arguments)]
+                for k, (name, spec) in slots:
                     value = self._fed_value(name, spec, values,
                                             None if fits is None else lambda v, s=src, p=name: fits(s, p, v),
                                             (fields or {}).get(name, ()))
                     if value is not None:
                         arguments[name], fed[name] = value, src
-                        free.remove(k)
-                        placed = True
-                        break
-                for name, spec in spare if not placed else ():  # echo's `file_name`: the file just made
-                    if name in arguments:
-                        continue
-                    value = self._fed_value(name, spec, values,
-                                            None if fits is None else lambda v, s=src, p=name: fits(s, p, v),
-                                            (fields or {}).get(name, ()))
-                    if value is not None:
-                        arguments[name], fed[name] = value, src
+                        if k is not None:
+                            free.remove(k)
                         placed = True
                         break
                 ok &= placed

@@ -236,7 +236,7 @@ class _Search:
             owner = self.owners.get(source.call.name)
             if not made or owner is None or state_view.is_delta(owner):
                 continue
-            if made & before_values(steps, j, owner) and not made & step.seen.get(owner, set()):
+            if made & steps[-1].seen.get(owner, set()) and not made & step.seen.get(owner, set()):  # there before j
                 return True
         return False
 
@@ -379,11 +379,6 @@ class _Search:
             return
         step.bindings = dict(planned.bindings)
         yield step
-
-
-def before_values(steps: list[Step], j: int, owner: str) -> set:
-    """The scalars of `owner`'s state before position j."""
-    return steps[j - 1].seen.get(owner, set()) if j else set()
 
 
 def known(steps: list[Step]) -> Known:
