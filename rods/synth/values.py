@@ -98,7 +98,8 @@ def is_prose(text: Any) -> bool:
     if not is_phrase(text) or PROPER_NAME.fullmatch(text.strip()):
         return False
     words = _WORD.findall(text)
-    return sum(w.isalpha() for w in words) >= 3 and not (len(words[0]) >= 3 and words[0].isupper())
+    return sum(w.isalpha() for w in words) >= 3 and len(text.split()) >= 3 \
+        and not (len(words[0]) >= 3 and words[0].isupper())
 
 
 #: Name pieces of a field or parameter that holds a person's name (`author`, `lent_to`, `member`, `first_name`).

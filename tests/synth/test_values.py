@@ -66,7 +66,8 @@ def test_prose_is_told_from_names_titles_and_code():
                  "Front left: 28.0, Front right: 28.0"):
         assert is_prose(text), text
     for text in ("SELECT name FROM products", "Hana Sato", "The Kayak Paddle", "a/b/c d e", "x = y + z",
-                 "4938 5639 9827 6789", "hello world", "one line\nand another", 42):
+                 "4938 5639 9827 6789", "hello world", "one line\nand another", 42,
+                 "aX9#mK2$pL5", "Tr@v3lB00ks2023"):  # passwords: letters between digits are no words
         assert not is_prose(text), text
 
 
