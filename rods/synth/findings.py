@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rods.envs.calls import ToolCall
-from rods.synth.profile import is_error, result_value
+from rods.synth.profile import is_error, result_value, value_paths
 
 
 def is_failed(result: str) -> bool:
@@ -66,6 +66,20 @@ def answers_nothing(result: str) -> bool:
         return True
     return isinstance(value, dict) and bool(value) and all(
         v in ([], {}, "", None) or (v == 0 and not isinstance(v, bool)) for v in value.values())
+
+
+def echoes(call: ToolCall, result: str) -> bool:
+    """A result that only gives back a text of the call's own (`echo` of a sentence to the terminal): it tells
+    the user what they said. A name given back (`cd`'s folder as the new working directory) is no such text: the
+    call did something a state walk need not show."""
+    leaves = [v for _, v in value_paths(result_value(result))]
+    named = _named(call)
+    return bool(leaves) and all(isinstance(v, str) and len(v.split()) >= 2 and v in named for v in leaves)
+
+
+def tells_nothing(call: ToolCall, result: str) -> bool:
+    """A read that finds nothing (`answers_nothing`) or only repeats its arguments (`echoes`)."""
+    return answers_nothing(result) or echoes(call, result)
 
 
 def reads_what_it_made(call: ToolCall, result: str, earlier: Iterable[tuple[ToolCall, bool, Mapping]]) -> bool:

@@ -55,7 +55,7 @@ from rods.llm.base import LLMBackend
 from rods.llm.schema import MAX_REASON_CHARS, SCALAR, closed_object
 from rods.synth.api_graph import APIGraph
 from rods.synth.coherence import retellings
-from rods.synth.findings import answers_nothing
+from rods.synth.findings import tells_nothing
 from rods.synth.initial_config import materialize_config
 from rods.synth.parameters import TEXT_WORDS, tokens
 from rods.synth.plan import Plan, PlannedCall
@@ -113,7 +113,7 @@ class Slot:
     retells: dict[str, int] = field(default_factory=dict)
     #: Optional parameters the seed's call passed here, with its values (a post's `tags`, `wc`'s `mode`).
     optional: dict[str, Any] = field(default_factory=dict)
-    #: The seed's call here is a read that found nothing (`rods.synth.findings.answers_nothing`): a variant's may.
+    #: The seed's call here is a read that told nothing (`rods.synth.findings.tells_nothing`): a variant's may.
     found_nothing: bool = False
 
 
@@ -155,7 +155,7 @@ def seed_slots(seed: Task, trace: Trace, profile: ComplexityProfile, graph: APIG
                     if node is not None and p in node.params and p not in node.required}
         slots.append(Slot(trace.turn_of[j], node.api_class if node else "", call.name, sources, trace.changed[j],
                           retells={p: i for (k, p), i in told.items() if k == j}, optional=optional,
-                          found_nothing=not trace.changed[j] and answers_nothing(trace.results[j])))
+                          found_nothing=not trace.changed[j] and tells_nothing(call, trace.results[j])))
     for k, names in seed.reveal_turns().items():
         for name in names:
             at = next((j for j, c in enumerate(trace.calls) if c.name == name and trace.turn_of[j] >= k), None)

@@ -17,7 +17,7 @@ call. A resolved call is kept only if
   the user must give at a miss_param position;
 * it leaves in the state what an earlier call made for a later one (no move
   or deletion of the file a later call reads), and, as a read, finds
-  something (`answers_nothing`) unless the seed's read there found nothing too.
+  something (`tells_nothing`: not nothing, not its own arguments back) unless the seed's read there found nothing too.
 
 Each candidate runs on a fork of the environment, so a rejected one leaves no
 trace. When no candidate fits a position the search steps back one position
@@ -43,7 +43,7 @@ from rods.synth import state as state_view
 from rods.synth.api_graph import function_docs, seeds_of
 from rods.synth.arguments import ArgumentProposer, result_fields
 from rods.synth.coherence import Coherence, Known, retelling, same_call
-from rods.synth.findings import answers_nothing, is_empty, is_failed, reads_what_it_made
+from rods.synth.findings import is_empty, is_failed, reads_what_it_made, tells_nothing
 from rods.synth.free_text import FreeText
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import (
@@ -335,7 +335,7 @@ class _Search:
                 failed = 0
                 if not step.changed and (is_empty(step.result) or reads_what_it_made(
                         call, step.result, ((s.call, s.changed, s.created_at) for s in steps))
-                        or (answers_nothing(step.result) and not planned.may_find_nothing)):
+                        or (tells_nothing(call, step.result) and not planned.may_find_nothing)):
                     continue  # a read that finds nothing asks for nothing, unless the seed's did too
                 if not step.changed and asked_again(call, steps):
                     continue  # the same read with nothing changed since: the coherence rule would turn it away

@@ -3,7 +3,7 @@
 import pytest
 
 from rods.envs.calls import ToolCall
-from rods.synth.findings import answers_nothing, finds_nothing, is_empty, reads_what_it_made
+from rods.synth.findings import answers_nothing, echoes, finds_nothing, is_empty, reads_what_it_made, tells_nothing
 
 
 @pytest.mark.parametrize(("result", "empty"), [
@@ -49,3 +49,18 @@ def test_a_read_of_a_thing_just_made_that_finds_nothing_is_pointless():
 ])
 def test_what_answers_nothing(result, nothing):
     assert answers_nothing(result) is nothing
+
+
+def test_a_read_that_only_gives_back_its_own_arguments_tells_nothing():
+    """`echo` of a text to the terminal (no file) repeats what the user said: a variant that calls it between a
+    `cat` and a post of that text read as a pointless call in the blind reads."""
+    echo = ToolCall("echo", {"content": "To be or not to be."})
+    assert echoes(echo, '{"terminal_output": "To be or not to be."}')
+    assert tells_nothing(echo, '{"terminal_output": "To be or not to be."}')
+    assert not echoes(echo, '{"terminal_output": "something else"}')
+    cat = ToolCall("cat", {"file_name": "a.txt"})
+    assert not tells_nothing(cat, '{"file_content": "To be or not to be."}')  # a text the user did not say
+    assert tells_nothing(cat, '{"file_content": ""}')  # nothing at all
+    assert not echoes(ToolCall("pwd", {}), "None") and not echoes(cat, "{}")  # nothing to repeat: not an echo
+    cd = ToolCall("cd", {"folder": "docs"})  # a name given back: the call moved somewhere
+    assert not tells_nothing(cd, '{"current_working_directory": "docs"}')
