@@ -101,11 +101,13 @@ def referred(key: str, noun: str, picks: Mapping[str, Sequence[int]] | None = No
 
 def slot(param: str, value: Any, *, bound: set[str], missing: str | None,
          nouns: Mapping[str, str] | None = None, forms: Mapping[str, str] | None = None,
-         picks: Mapping[str, Sequence[int]] | None = None) -> str:
-    """One argument as said in a phrase's slot (see the module docstring)."""
+         picks: Mapping[str, Sequence[int]] | None = None, said: Mapping[str, str] | None = None) -> str:
+    """One argument as said in a phrase's slot (see the module docstring); `said` overrides a slot's words."""
     noun = (nouns or {}).get(param, "one")
     if param == missing:
         return indefinite(noun)
+    if said and param in said:
+        return said[param]
     if param in bound:
         return referred(param, noun, picks)
     if isinstance(value, list):
@@ -218,7 +220,7 @@ def indefinite(noun: str) -> str:
 def generic_outcome(function: str, arguments: dict[str, Any], *, description: str = "", params: Iterable[str] = (),
                     bound: Iterable[str] = (), missing: str | None = None,
                     nouns: Mapping[str, str] | None = None, effect: str = "unknown",
-                    picks: Mapping[str, Sequence[int]] | None = None) -> str:
+                    picks: Mapping[str, Sequence[int]] | None = None, said: Mapping[str, str] | None = None) -> str:
     """A person's request for any tool, from its name, description and arguments (never its parameter names
     next to their values, nor its description's wording: `rods.synth.leak`).
 
@@ -277,17 +279,17 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
             prep = PREPOSITIONS.get(_last(what))
             if prep:
                 direct.add(len(parts))
-            said = referred(param, what, picks)
-            parts.append(f"{prep} {said}" if prep else said)
+            told = (said or {}).get(param) or referred(param, what, picks)
+            parts.append(f"{prep} {told}" if prep else told)
         elif isinstance(value, list) and any(f"{param}[{i}]" in bound_set for i in range(len(value))):
             items = [referred(f"{param}[{i}]", noun(param, nouns), picks) if f"{param}[{i}]" in bound_set else say(v)
                      for i, v in enumerate(value)]
             parts.append(", ".join(items))
         else:
-            said, right_after = _said(param, value, nouns)
+            spoken, right_after = _said(param, value, nouns)
             if right_after:
                 direct.add(len(parts))
-            parts.append(said)
+            parts.append(spoken)
     text = _joined(head, parts, direct)
     mine = {w for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in _PLAIN}
     described = [w for w in re.findall(r"[a-z]{4,}", description.lower()) if w not in _PLAIN]
@@ -306,7 +308,7 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
             missing: str | None = None, description: str = "",
             phrase: Sequence[Any] | None = None, nouns: Mapping[str, str] | None = None,
             forms: Mapping[str, str] | None = None, effect: str = "unknown",
-            picks: Mapping[str, Sequence[int]] | None = None) -> str:
+            picks: Mapping[str, Sequence[int]] | None = None, said: Mapping[str, str] | None = None) -> str:
     """One call as the outcome a person asks for.
 
     Args:
@@ -321,10 +323,12 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
         nouns, forms: the domain's nouns and forms of the function's parameters.
         effect: whether the tool reads or writes ("read", "write", "unknown"), for a request without a phrase.
         picks: bound arguments chosen from among several like items of their result: (index, count).
+        said: the words for some arguments, whatever else they are (a retold text: "'Update:' followed by
+            that text").
     """
     if phrase is None:
         return generic_outcome(function, arguments, description=description, params=params, bound=bound,
-                               missing=missing, nouns=nouns, effect=effect, picks=picks)
+                               missing=missing, nouns=nouns, effect=effect, picks=picks, said=said)
     main, optional = phrase
     bound_set = set(bound)
 
@@ -332,7 +336,7 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
         if missing is not None:  # "create a folder" (its name follows), not "a folder called a folder"
             template = re.sub(rf"\s+(?:called|named)\s+\{{{missing}\}}", "", template)
         return re.sub(r"\{(\w+)\}", lambda m: slot(m.group(1), arguments.get(m.group(1)), bound=bound_set,
-                                                   missing=missing, nouns=nouns, forms=forms, picks=picks),
+                                                   missing=missing, nouns=nouns, forms=forms, picks=picks, said=said),
                       template)
 
     used = set(re.findall(r"\{(\w+)\}", main))
@@ -343,11 +347,11 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
             continue
         value = arguments[param]
         if param in bound_set or param == missing:  # never the value itself: "that file", "a file"
-            piece = "with " + slot(param, value, bound=bound_set, missing=missing, nouns=nouns,
-                                   forms=forms, picks=picks) if not isinstance(segment, str) else fill(segment)
+            piece = fill(segment) if isinstance(segment, str) else "with " + slot(
+                param, value, bound=bound_set, missing=missing, nouns=nouns, forms=forms, picks=picks, said=said)
         elif isinstance(segment, (tuple, list)):  # a boolean: (said when true, said when false)
             piece = segment[0] if value else segment[1]
-        elif isinstance(segment, dict):  # a code the user says in words ("w" -> "word by word")
+        elif isinstance(segment, dict):  # a code the user says in words ("w" -> "in words")
             piece = segment.get(value) or say(value)
         else:
             piece = fill(segment)
@@ -356,7 +360,7 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
     extra = [k for k in arguments if k not in used and arguments[k] not in (None, "")]
     if extra:  # arguments the phrase has no slot for (unknown functions): their values, never their names
         text += " using " + " and ".join(slot(k, arguments[k], bound=bound_set, missing=missing,
-                                              nouns=nouns, forms=forms, picks=picks) for k in extra)
+                                              nouns=nouns, forms=forms, picks=picks, said=said) for k in extra)
     return text
 
 

@@ -76,7 +76,23 @@ def call_outcome(call: dict[str, Any], missing: str | None) -> str:
     picks = {rename.get(k, k): v for k, v in call.get("picks", {}).items()}
     return outcome(call["function"], arguments, params=params, bound=bound, missing=missing,
                    description=call.get("description", ""), phrase=call.get("phrase"), nouns=call.get("nouns"),
-                   forms=call.get("forms"), effect=_effect(call), picks=picks)
+                   forms=call.get("forms"), effect=_effect(call), picks=picks, said=retold(call))
+
+
+def retold(call: dict[str, Any]) -> dict[str, str]:
+    """A text passed on from an earlier result, said so that one text fits (the context's `retold_as`):
+    "'Update:' followed by that text", "the items of that text, separated by commas", or the user's own words."""
+    out = {}
+    for param, shape in call.get("retold_as", {}).items():
+        what = that(noun(param, call.get("nouns")))
+        if "prefix" in shape:
+            out[param] = f"{say(shape['prefix'])} followed by {what}"
+        elif "joined" in shape:
+            mark = shape["joined"].strip()
+            out[param] = f"the items of {what}, separated by {'commas' if mark == ',' else say(mark)}"
+        elif "said" in shape:
+            out[param] = say(shape["said"])
+    return out
 
 
 #: How a person gives the value they left out of their last request.
@@ -143,7 +159,7 @@ def _gist(call: dict[str, Any], missing: str | None = None) -> str:
     bound = {rename.get(b, b) for b in call.get("bound", [])}
     text = outcome(call["function"], arguments, params=params, bound=bound, missing=missing,
                    description=call.get("description", ""), phrase=call.get("phrase"), nouns=call.get("nouns"),
-                   forms=call.get("forms"), effect=_effect(call))
+                   forms=call.get("forms"), effect=_effect(call), said=retold(call))
     for param in sorted(bound):
         what = noun(param.split("[")[0], call.get("nouns"))
         told = what in ("text", "message", "note", "content", "comment", "post")
@@ -171,10 +187,11 @@ def goal(turns: list[dict[str, Any]]) -> str:
     writes = [c for c in calls if _writes(c)]
     ends = writes[-2:] + ([] if writes and _writes(calls[-1]) else calls[-1:])
     ends = [c for c in ends if c.get("index") not in first]  # what the first request asks is not announced
-    if not ends:
-        return ""
+    asked = {_gist(c, left_out.get(c.get("index"))) for c in calls if c.get("index") in first}
     wanted = [_gist(c, left_out.get(c.get("index"))) for c in ends]
-    wanted = list(dict.fromkeys(wanted))
+    wanted = [w for w in dict.fromkeys(wanted) if w not in asked]  # nor asked again in its words
+    if not wanted:
+        return ""
     what = wanted[0] if len(wanted) == 1 else ", ".join(wanted[:-1]) + " and " + wanted[-1]
     frame = GOALS[sum(map(ord, "".join(c["function"] for c in calls))) % len(GOALS)]
     return frame.format(what=what)

@@ -612,19 +612,34 @@ def retellings(trace: Trace, params: dict[str, list[str]], vocabulary: frozenset
     return out
 
 
+#: How a retold text passes on its source (`retelling`): several values joined, one line as news, a note.
+JOINED, NEWS, NOTE = ", ", "Update: ", "About "
+
+
 def retelling(result: str, call: ToolCall | None = None) -> str | None:
     """A text that retells a call without being one of its values: its result's text values joined (several),
     or the first line of its one text value as news ("Update: Quarterly plan for the Lisbon office", two words or
     more: whole, as a person would pass it on, not cut short); else a note of the call's own text arguments
-    ("About archive"); None when there is nothing to tell."""
+    ("About archive"); None when there is nothing to tell. The query must say which text is meant
+    (`retold_shape`)."""
     texts = [str(v) for _, v in value_paths(result_value(result)) if _tellable(v)]
     if len(texts) >= 2:
-        return ", ".join(texts[:6])
+        return JOINED.join(texts[:6])
     lines = texts[0].strip().splitlines() if texts else []
     if lines and len(lines[0].split()) >= 2:
-        return f"Update: {lines[0].strip()}"
+        return NEWS + lines[0].strip()
     told = [v for v in [*call.arguments.values(), *call.args] if isinstance(v, str) and v.strip()] if call else []
-    return f"About {' and '.join(told[:2])}" if told else None
+    return NOTE + " and ".join(told[:2]) if told else None
+
+
+def retold_shape(text: str, result: str) -> dict[str, str]:
+    """How a text passed where a seed retold a result was made, for the query that asks for it ("post that
+    text" has no one answer when the text is "Update: " and that text): `{"prefix": "Update:"}` or
+    `{"joined": ", "}` when it retells `result` (`retelling`), else `{"said": text}`: the user's own words (a
+    note of a write's arguments, a fresh text), said as they are."""
+    if text != retelling(result):
+        return {"said": text}
+    return {"prefix": NEWS.strip()} if text.startswith(NEWS) else {"joined": JOINED}
 
 
 def _tellable(value: Any) -> bool:

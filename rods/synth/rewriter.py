@@ -37,6 +37,7 @@ from pydantic import BaseModel, Field, StringConstraints, conlist, create_model
 from rods.envs.domain import domain_of
 from rods.llm.base import LLMBackend
 from rods.synth.api_graph import describe, function_docs
+from rods.synth.coherence import retold_shape
 from rods.synth.executor import Execution
 from rods.synth.leak import leaks
 from rods.synth.plan import Plan
@@ -133,7 +134,17 @@ def _call_info(plan: Plan, execution: Execution, index: int) -> dict[str, Any]:
         "bound": sorted({*plan.calls[index].bindings, *plan.calls[index].retold}),
         "picks": picks(plan.calls[index].bindings, execution.results),
         "retold": sorted(plan.calls[index].retold),
+        "retold_as": retold_as(plan, execution, index),
     }
+
+
+def retold_as(plan: Plan, execution: Execution, index: int) -> dict[str, dict[str, str]]:
+    """Per text the call passes on from an earlier result, how it was made (`coherence.retold_shape`): the
+    query says it ("'Update:' followed by that text"), so the text the gold call posts is the one asked for."""
+    arguments = execution.calls[index].arguments
+    return {param: retold_shape(arguments[param], execution.results[src])
+            for param, src in plan.calls[index].retold.items()
+            if isinstance(arguments.get(param), str) and src < len(execution.results)}
 
 
 def picks(bindings: dict[str, tuple[int, tuple]], results: list[str]) -> dict[str, list[int]]:

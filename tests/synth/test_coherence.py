@@ -5,7 +5,7 @@ import pytest
 from synth.conftest import stratified
 
 from rods.llm import make_backend
-from rods.synth.coherence import KINDS, Coherence, retelling, retellings
+from rods.synth.coherence import KINDS, Coherence, retelling, retellings, retold_shape
 from rods.synth.pipeline import Pipeline
 from rods.synth.profile import trace_task
 from rods.synth.settings import SynthConfig
@@ -185,6 +185,13 @@ def test_a_retelling_mentions_its_result_without_being_one_of_its_values(bfcl_ru
     told = retelling('{"file_content": "Quarterly plan for the Lisbon office\\nBudget: 12"}')
     assert told == "Update: Quarterly plan for the Lisbon office"  # whole, not cut short, and not the value itself
     assert retelling('{"matches": ["a.txt", "b.txt"]}') == "a.txt, b.txt"
+    # how each was made, for the query that asks for it; a text that retells nothing is the user's own words
+    assert retold_shape(told, '{"file_content": "Quarterly plan for the Lisbon office\\nBudget: 12"}') == \
+        {"prefix": "Update:"}
+    assert retold_shape("a.txt, b.txt", '{"matches": ["a.txt", "b.txt"]}') == {"joined": ", "}
+    assert retold_shape("About archive", '{"ok": true}') == {"said": "About archive"}
+    assert retold_shape("Update: something else", '{"file_content": "Quarterly plan"}') == \
+        {"said": "Update: something else"}
     task = bfcl_task([["cat(file_name='notes.txt')"], ["post_tweet(content='Quarterly plan for the Lisbon')"]],
                      {**FS, "TwitterAPI": {"username": "alex", "authenticated": True}},
                      ["GorillaFileSystem", "TwitterAPI"])

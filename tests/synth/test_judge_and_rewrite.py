@@ -84,6 +84,41 @@ def test_the_goal_says_the_writes_as_actions_and_a_closing_read_as_what_to_find_
     assert goal(turns[:1]) == ""
 
 
+def test_a_text_passed_on_from_a_result_is_asked_for_as_the_gold_call_passes_it():
+    """The gold post is "Update: " and a file's line: "post that text" has another answer (the line alone), so
+    the request says the prefix; items joined are asked for so; a note of the user's own words is said."""
+    from rods.envs.domain import domain_of
+    bfcl = domain_of("bfcl")
+    post = {"index": 1, "function": "post_tweet", "changed": True, "params": dict.fromkeys(["content", "tags"]),
+            "arguments": {"content": "Update: Plan for Lisbon", "tags": ["#lisbon"]}, "bound": ["content"],
+            "retold": ["content"], "retold_as": {"content": {"prefix": "Update:"}}, "description": "",
+            "phrase": bfcl.outcome_phrases()["post_tweet"], "nouns": bfcl.nouns(), "forms": bfcl.forms()}
+    cat = {"index": 0, "function": "cat", "changed": False, "params": {"file_name": ""},
+           "arguments": {"file_name": "plan.txt"}, "bound": [], "description": "",
+           "phrase": bfcl.outcome_phrases()["cat"], "nouns": bfcl.nouns(), "forms": bfcl.forms()}
+    asked = request({"kind": "calls", "calls": [post]})
+    assert "'Update:' followed by that text" in asked and "Plan for Lisbon" not in asked, asked
+    joined = {**post, "arguments": {"content": "a.txt, b.txt"}, "retold_as": {"content": {"joined": ", "}}}
+    assert "separated by commas" in request({"kind": "calls", "calls": [joined]})
+    note = {**post, "arguments": {"content": "About archive"}, "retold_as": {"content": {"said": "About archive"}}}
+    assert "'About archive'" in request({"kind": "calls", "calls": [note]})
+    stated = goal([{"kind": "calls", "calls": [cat]}, {"kind": "calls", "calls": [post]}])
+    assert "'Update:' followed by what we find" in stated and "Plan for Lisbon" not in stated, stated
+
+
+def test_the_goal_does_not_announce_what_the_first_request_asks_again():
+    """"I'm trying to ... see the contents of this folder. Before that, can you show me the contents of this
+    folder?": a later call that asks what the first request asks is no part of the announced goal."""
+    def call(index, function, changed, arguments):
+        return {"index": index, "function": function, "changed": changed, "arguments": arguments,
+                "bound": [], "params": dict.fromkeys(arguments), "description": ""}
+    turns = [{"kind": "calls", "calls": [call(0, "list_files", False, {"folder": "docs"})]},
+             {"kind": "calls", "calls": [call(1, "copy_file", True, {"source": "a.txt", "target": "b.txt"})]},
+             {"kind": "calls", "calls": [call(2, "list_files", False, {"folder": "docs"})]}]
+    stated = goal(turns)
+    assert "copy" in stated and "list" not in stated, stated
+
+
 def test_the_opening_keeps_only_narrative_sentences_that_recite_no_function():
     from rods.synth.api_graph import describe, function_docs
 

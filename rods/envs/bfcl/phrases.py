@@ -39,7 +39,7 @@ OUTCOMES: dict[str, tuple[str, dict[str, Any]]] = {
     "diff": ("compare {file_name1} with {file_name2} and tell me what differs", {}),
     "du": ("tell me how much disk space everything here takes", {"human_readable": ("in a readable format", "")}),
     "echo": ("write {content}", {"file_name": "into {file_name}"}),
-    "find": ("find everything", {"name": "with {name} in its name", "path": "under {path}"}),
+    "find": ("find every file and folder", {"name": "with {name} in its name", "path": "under {path}"}),
     "grep": ("search {file_name} for the lines that mention {pattern}", {}),
     "ls": ("show me the contents of this folder", {"a": ("including hidden files", "")}),
     "mkdir": ("create a folder called {dir_name}", {}),
@@ -50,8 +50,7 @@ OUTCOMES: dict[str, tuple[str, dict[str, Any]]] = {
     "sort": ("sort {file_name} alphabetically", {}),
     "tail": ("show me the end of {file_name}", {"lines": "(just the final {lines} lines)"}),
     "touch": ("create an empty file called {file_name}", {}),
-    "wc": ("count what is in {file_name}", {"mode": {"l": "line by line", "w": "word by word",
-                                                     "c": "character by character"}}),
+    "wc": ("count the length of {file_name}", {"mode": {"l": "in lines", "w": "in words", "c": "in characters"}}),
     # MathAPI
     "absolute_value": ("tell me the absolute size of {number}, ignoring its sign", {}),
     "add": ("add these two numbers together: {a} and {b}", {}),
