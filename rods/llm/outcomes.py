@@ -133,6 +133,10 @@ VERBS = frozenset("""get set list find search show view read open check look fet
 READ_VERBS = frozenset("""get list find search show view read open check look fetch count sum calculate compute
     convert estimate compare sort filter rank verify validate track""".split())
 
+#: Verbs of a write that hands something to a person ("lend the book to ...", "send the certificate to ...").
+GIVING_VERBS = frozenset("lend send give transfer assign pay refund forward share invite deliver ship issue grant "
+                         "email reply".split())
+
 #: Verbs that look for several things, and how a person says them before the things ("search for flights").
 SEARCH_VERBS = {"search": "search for", "find": "find", "list": "list the"}
 
@@ -176,8 +180,8 @@ NAMING_NOUNS = frozenset({"name", "full name", "title"})
 def _said(param: str, value: Any, nouns: Mapping[str, str] | None = None) -> tuple[str, bool]:
     """A supplied value as a person says it, and whether it goes right after the request's head: "order 'o1001'"
     for ids, "from 'ORD'", "on '2024-05-19'" and a name alone (right after the head), "the author named 'Ines
-    Moreau'"; otherwise "'spring' as the tag" (never the parameter's name right before its value, which
-    `rods.synth.leak` counts as reciting it)."""
+    Moreau'"; a count before its plural noun ("2 checked bags"); otherwise "'spring' as the tag" (never the
+    parameter's name right before its value, which `rods.synth.leak` counts as reciting it)."""
     text = say(value)
     what = noun(param, nouns)
     if isinstance(value, bool):
@@ -188,6 +192,8 @@ def _said(param: str, value: Any, nouns: Mapping[str, str] | None = None) -> tup
         return f"{PREPOSITIONS[_last(what)]} {text}", True
     if what in NAMING_NOUNS and isinstance(value, str):
         return text, True
+    if isinstance(value, (int, float)) and is_plural(what):  # "2 total baggages", not "2 as the total baggages"
+        return f"{text} {what}", False
     if _last(what) in PERSON_NOUNS and isinstance(value, str):
         return f"the {what} named {text}", False
     return f"{text} as the {what}", False
@@ -266,6 +272,7 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
     else:
         head = f"look up the {' '.join(words)}"
     order = [p for p in params if p in arguments] + [p for p in arguments if p not in params]
+    giving = effect != "read" and words[0] in GIVING_VERBS  # a person it goes to: "to 'Hana Sato'"
     parts: list[str] = []
     direct: set[int] = set()  # parts said right after the head: a name, "from 'ORD'"
     for param in order:
@@ -276,7 +283,7 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
             parts.append(indefinite(noun(param, nouns)))
         elif param in bound_set:
             what = noun(param, nouns)
-            prep = PREPOSITIONS.get(_last(what))
+            prep = "to" if giving and _last(what) in PERSON_NOUNS else PREPOSITIONS.get(_last(what))
             if prep:
                 direct.add(len(parts))
             told = (said or {}).get(param) or referred(param, what, picks)
@@ -285,6 +292,9 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
             items = [referred(f"{param}[{i}]", noun(param, nouns), picks) if f"{param}[{i}]" in bound_set else say(v)
                      for i, v in enumerate(value)]
             parts.append(", ".join(items))
+        elif giving and _last(noun(param, nouns)) in PERSON_NOUNS and isinstance(value, str):
+            direct.add(len(parts))  # "lend that book to 'Hana Sato'", "send the certificate to user 'ana_1'"
+            parts.append(f"to {noun(param, nouns)} {say(value)}" if _is_id(param) else f"to {say(value)}")
         else:
             spoken, right_after = _said(param, value, nouns)
             if right_after:

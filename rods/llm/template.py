@@ -137,14 +137,28 @@ def _writes(call: dict[str, Any]) -> bool:
 
 
 def _collapsed(steps: list[str]) -> list[str]:
-    """The same request for several earlier results in a row said once: "... for each of those reservations"."""
+    """The same request for several earlier results in a row said once: "... for each of those reservations",
+    "look up the fifth, first and third of those reservations"."""
     out: list[str] = []
+    picked: list[tuple[str, list[str], str] | None] = []  # per step said: (head, ordinals, tail) of a pick
     for step in steps:
+        pick = _PICK.fullmatch(step)
         if out and (out[-1] == step or out[-1] == _each(step)) and re.search(r"\bthat \w", step):
             out[-1] = _each(step)
+        elif out and pick and picked[-1] and picked[-1][0] == pick["head"] and picked[-1][2] == pick["tail"] \
+                and pick["which"] not in picked[-1][1]:
+            head, which, tail = picked[-1]
+            which.append(pick["which"])
+            out[-1] = f"{head}the {', '.join(which[:-1])} and {which[-1]} of those {tail}"
         else:
             out.append(step)
+            picked.append((pick["head"], [pick["which"]], pick["tail"]) if pick else None)
     return out
+
+
+#: One request for an item picked from an earlier result by its place ("look up the fifth of those reservations").
+_PICK = re.compile(r"(?P<head>.*?)the (?P<which>first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth"
+                   r"|last) of those (?P<tail>.*)")
 
 
 def _each(step: str) -> str:
@@ -172,7 +186,8 @@ def _gist(call: dict[str, Any], missing: str | None = None) -> str:
 def goal(turns: list[dict[str, Any]]) -> str:
     """One sentence of what the person wants at the end, from the calls' effects: the last writes as what they
     want done, the last read (when the task ends on one) as what they want to know; "" for a task without calls,
-    and none for what the first request itself asks (a person does not announce it and then ask it)."""
+    and none for what the first request itself asks (a person does not announce it and then ask it), nor for a
+    closing look at what the first request changed ("I'm trying to look up book 'bk-2'. First, return it.")."""
     calls, left_out = [], {}
     first: set[Any] = set()
     for turn in turns:
@@ -187,6 +202,9 @@ def goal(turns: list[dict[str, Any]]) -> str:
     writes = [c for c in calls if _writes(c)]
     ends = writes[-2:] + ([] if writes and _writes(calls[-1]) else calls[-1:])
     ends = [c for c in ends if c.get("index") not in first]  # what the first request asks is not announced
+    if ends == calls[-1:] and not _writes(calls[-1]) and any(
+            _named(calls[-1]) & _named(w) for w in writes if w.get("index") in first):
+        return ""  # a look at what the first request changed is a check, not a goal to announce before it
     asked = {_gist(c, left_out.get(c.get("index"))) for c in calls if c.get("index") in first}
     wanted = [_gist(c, left_out.get(c.get("index"))) for c in ends]
     wanted = [w for w in dict.fromkeys(wanted) if w not in asked]  # nor asked again in its words
@@ -195,6 +213,12 @@ def goal(turns: list[dict[str, Any]]) -> str:
     what = wanted[0] if len(wanted) == 1 else ", ".join(wanted[:-1]) + " and " + wanted[-1]
     frame = GOALS[sum(map(ord, "".join(c["function"] for c in calls))) % len(GOALS)]
     return frame.format(what=what)
+
+
+def _named(call: dict[str, Any]) -> set[Any]:
+    """The names and numbers a call is given (not switches): what it is about."""
+    values = [*call.get("arguments", {}).values(), *call.get("args", [])]
+    return {v for v in values if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
 
 
 #: Ways a person states what they are after (one per task, picked by its calls, so tasks do not all open alike);

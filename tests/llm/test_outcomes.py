@@ -91,6 +91,17 @@ def test_generic_requests_say_people_places_and_dates_as_people_do():
     assert named == "add the member 'Hana Sato'"
     for text in (by, trip, found):
         assert " as the " not in text
+    bags = phrase_outcome("update_reservation_baggages", {"reservation_id": "R1", "total_baggages": 2,
+                                                          "nonfree_baggages": 0}, effect="write",
+                          params=["reservation_id", "total_baggages", "nonfree_baggages"])
+    assert "2 total baggages and 0 nonfree baggages" in bags and " as the " not in bags, bags  # a count, said so
+    # a thing handed to a person goes to them, not "for the member named ..."
+    assert phrase_outcome("lend_book", {"book_id": "bk-1", "member": "Hana Sato"}, params=["book_id", "member"],
+                          bound=["book_id"], effect="write") == "lend that book to 'Hana Sato'"
+    assert phrase_outcome("return_book", {"book_id": "bk-1", "member": "Hana Sato"}, params=["book_id", "member"],
+                          effect="write") == "return book 'bk-1' for the member named 'Hana Sato'"
+    assert "604 as the amount" in phrase_outcome("send_certificate", {"amount": 604}, params=["amount"],
+                                                 effect="write")
 
 
 def test_a_search_for_one_kind_of_thing_asks_for_several():

@@ -106,6 +106,18 @@ def test_a_text_passed_on_from_a_result_is_asked_for_as_the_gold_call_passes_it(
     assert "'Update:' followed by what we find" in stated and "Plan for Lisbon" not in stated, stated
 
 
+def test_items_picked_by_their_place_in_one_list_are_asked_for_in_one_request():
+    """"look up the fifth of those reservations, look up the first of those reservations, ...": one request."""
+    def pick(index, which):
+        return {"index": index, "function": "get_reservation_details", "changed": False,
+                "arguments": {"reservation_id": f"R{which}"}, "bound": ["reservation_id"],
+                "picks": {"reservation_id": [which, 9]}, "params": {"reservation_id": ""}, "description": ""}
+    user = {"index": 0, "function": "get_user_details", "changed": False, "arguments": {"user_id": "ana_1"},
+            "bound": [], "params": {"user_id": ""}, "description": ""}
+    asked = request({"kind": "calls", "calls": [user, pick(1, 4), pick(2, 0), pick(3, 8)]})
+    assert asked == "Can you look up user 'ana_1' and then look up the fifth, first and last of those reservations?"
+
+
 def test_the_goal_does_not_announce_what_the_first_request_asks_again():
     """"I'm trying to ... see the contents of this folder. Before that, can you show me the contents of this
     folder?": a later call that asks what the first request asks is no part of the announced goal."""
@@ -117,6 +129,13 @@ def test_the_goal_does_not_announce_what_the_first_request_asks_again():
              {"kind": "calls", "calls": [call(2, "list_files", False, {"folder": "docs"})]}]
     stated = goal(turns)
     assert "copy" in stated and "list" not in stated, stated
+    # a closing look at what the first request changed is no goal: "I'm trying to look up book 'bk-2'. First,
+    # please return book 'bk-2'." (the twelfth read's library variants)
+    check = [{"kind": "calls", "calls": [call(0, "return_book", True, {"book_id": "bk-2"})]},
+             {"kind": "calls", "calls": [call(1, "book_details", False, {"book_id": "bk-2"})]}]
+    assert goal(check) == ""
+    other = [check[0], {"kind": "calls", "calls": [call(1, "book_details", False, {"book_id": "bk-9"})]}]
+    assert "bk-9" in goal(other)
 
 
 def test_the_opening_keeps_only_narrative_sentences_that_recite_no_function():
