@@ -12,22 +12,25 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-#: Fresh words for new values (names of things a variant creates or renames): common nouns ...
-NOUNS = """anchor apricot arbor atlas aurora badge bamboo banner basil beacon birch blossom
-bramble breeze bridge brook bucket cabin cactus canyon canvas cargo cedar chalk cherry cider
-citadel clover cobalt comet compass copper coral cotton crater crystal cypress dahlia delta
-denim dune ember falcon fern fiddle fjord flint forge fossil galaxy garnet geyser ginger glacier
-granite grove harbor hazel heron hollow horizon indigo iris ivory jasmine juniper kayak kernel
-lagoon lantern larch lattice lemon lilac linen lotus lumen magnet mango maple marble meadow
-mesa meteor mint mosaic nectar nimbus nutmeg oasis olive onyx orbit orchid otter paddle papaya
-pebble pepper pilot pine plume polar poplar prairie prism quartz quill raven reef ridge river
-robin saffron sage sapphire satin sequoia shadow shore sierra silver slate sparrow spruce
-summit sunset thistle thunder timber topaz torch tulip tundra valley velvet violet walnut
-willow winter yarrow zephyr acorn almond amber basin beetle blaze bolt cameo candle carbon
-cascade cinder coast cocoa crest dove echo elm fable feather fig flare flora frost gale gem
-glade glow hatch hive husk jade jewel kelp kite lark leaf ledge lime lynx marsh mist moss
-nova oak opal path peak pearl petal pixel plaza pond quest rain reed rose ruby rust sand seed
-shell silk snow spark spice star stone storm swift tide trail vale vine wave wheat wind wren""".split()
+#: Fresh words for new values (names of things a variant creates or renames): the things people keep files,
+#: folders and posts about ("budgets.txt", "invoices", "#roadmap"); the nature words used before ("yarrow.log",
+#: "elm_cider") read to the twelfth blind reader as random names ...
+NOUNS = """agenda almanac analytics appendix applications assignments audit backlog ballots benchmarks billing
+blueprint bookings brochure budgets bulletin calendar campaign captions casework catalog
+certificates chapters charts checklist chores citations classes clients coursework curriculum
+dashboards datasets deadlines deliverables deposits designs diagrams diaries drafts drawings
+estimates events exams expenses experiments exports fieldwork figures finances flyers footage
+forecasts forms fundraiser gallery glossary grants guidelines handouts headshots homework inbox
+interviews inventory invoices itinerary journals lectures ledger lessons letters lineup manuals
+manuscripts maps marketing meetings memos milestones minutes mockups newsletters notebook onboarding
+orders outlines paperwork partners payroll permits pitches playlists podcast policies portfolio
+postcards posters presentations pricing projections proofs proposals prototypes publications
+quarterly quizzes quotes readings receipts recipes recordings referrals renovation rentals research
+reviews roadmap rosters routines salaries samples scans schedules screenshots scripts semester
+sketches slides snapshots specs speeches spreadsheets sprints statements stationery storyboard
+strategy submissions suppliers surveys syllabus taxes teaching testimonials textbooks theses
+timelines timesheets tournament training transcripts travel tutorials vendors videos volunteers
+warranty webinar website weddings wireframes worksheets workshop yearbook""".split()
 
 #: ... and people's first names.
 NAMES = """Amara Bruno Celia Dante Elio Farah Gideon Hana Ivo Jonas Kira Lorenzo Mira Nico Orla

@@ -361,8 +361,9 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
                 param, value, bound=bound_set, missing=missing, nouns=nouns, forms=forms, picks=picks, said=said)
         elif isinstance(segment, (tuple, list)):  # a boolean: (said when true, said when false)
             piece = segment[0] if value else segment[1]
-        elif isinstance(segment, dict):  # a code the user says in words ("w" -> "in words")
-            piece = segment.get(value) or say(value)
+        elif isinstance(segment, dict):  # a code the user says in words ("w" -> "in words"), "*" any other value
+            piece = segment.get(value) or segment.get(str(value)) or (
+                fill(segment["*"]) if "*" in segment else say(value))
         else:
             piece = fill(segment)
         if piece:

@@ -95,9 +95,10 @@ def retold(call: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-#: How a person gives the value they left out of their last request.
-SUPPLIED = ("Sorry, I forgot to say: I meant {value} for the {what}.", "Oh, the {what} is {value}.",
-            "Oh, I meant {value} for the {what}.", "Right, it's {value} for the {what}.")
+#: How a person gives the value they left out of their last request (adding it, not correcting a name they never
+#: gave: "I meant 'cinder' for the folder" read to the twelfth blind reader as a correction of nothing).
+SUPPLIED = ("Use {value} for the {what}.", "For the {what}, use {value}.", "Oh, and for the {what}, use {value}.",
+            "Make it {value} for the {what}.")
 
 
 def request(turn: dict[str, Any]) -> str:

@@ -304,7 +304,8 @@ class ValueRemapper:
 
     def text(self, text: str, role: str | None = None, owner: str | None = None, at: str | None = None) -> str:
         """Replace distinctive words and digit runs inside a string, keeping its shape. A person's name (`role`
-        "person", or a proper name under it) gets a first name and family names; a place, a city; a sentence,
+        "person", or a proper name under it) gets a first name and family names, a handle ("@Julia") a first
+        name; a place, a city; a sentence,
         another sentence of `owner`'s (else any class's) human tasks; another phrase (`is_phrase`) under a
         field `at`, another text its human tasks hold under that field."""
         if text in self.keep:
@@ -320,6 +321,9 @@ class ValueRemapper:
             return str(self.number(int(text)))
         if role in ("first", "last") and re.fullmatch(r"[A-Z][a-z]+", text.strip()):
             return self._named(text.strip(), self._first if role == "first" else self._surnames)
+        handle = re.fullmatch(r"@([A-Z][a-z]+)", text.strip())
+        if handle and role in (None, "person", "first"):  # "@Julia": a person's handle, another first name
+            return "@" + self._named(handle.group(1), self._first)
         if role in ("person", "place") and PROPER_NAME.fullmatch(text.strip()):
             parts = text.strip().split(" ")
             pools = [self._first, *[self._surnames] * (len(parts) - 1)] if role == "person" else \

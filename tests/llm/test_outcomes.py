@@ -157,3 +157,12 @@ def test_a_thing_whose_name_is_left_out_is_made_without_one():
     """The eleventh blind read: "create a folder called a folder". Left out, the name is not said at all."""
     assert outcome("mkdir", {"dir_name": "hatch"}, params=["dir_name"], missing="dir_name") == "create a folder"
     assert outcome("mkdir", {"dir_name": "hatch"}, params=["dir_name"]) == "create a folder called 'hatch'"
+
+
+def test_a_code_segment_says_one_and_any_other_value():
+    """"(just the final 1 lines)": one line is said as one; any other count fills the segment's "*"."""
+    assert outcome("tail", {"file_name": "a.txt", "lines": 1}, params=["file_name", "lines"]).endswith(
+        "(just the final line)")
+    assert outcome("tail", {"file_name": "a.txt", "lines": 5}, params=["file_name", "lines"]).endswith(
+        "(just the final 5 lines)")
+    assert outcome("wc", {"file_name": "a.txt", "mode": "w"}, params=["file_name", "mode"]).endswith("in words")

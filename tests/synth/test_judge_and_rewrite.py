@@ -118,6 +118,14 @@ def test_items_picked_by_their_place_in_one_list_are_asked_for_in_one_request():
     assert asked == "Can you look up user 'ana_1' and then look up the fifth, first and last of those reservations?"
 
 
+def test_a_value_left_out_is_given_next_as_an_addition_not_a_correction():
+    """"Oh, I meant 'cinder' for the folder" corrects a name the user never gave (the twelfth blind read)."""
+    for value in ("cinder", "Fern", "notes.txt", "@Wren"):
+        said = request({"kind": "supply_missing", "missing": {"param": "folder", "value": value},
+                        "nouns": {"folder": "folder"}})
+        assert f"'{value}'" in said and "folder" in said and "meant" not in said, said
+
+
 def test_the_goal_does_not_announce_what_the_first_request_asks_again():
     """"I'm trying to ... see the contents of this folder. Before that, can you show me the contents of this
     folder?": a later call that asks what the first request asks is no part of the announced goal."""
@@ -130,7 +138,7 @@ def test_the_goal_does_not_announce_what_the_first_request_asks_again():
     stated = goal(turns)
     assert "copy" in stated and "list" not in stated, stated
     # a closing look at what the first request changed is no goal: "I'm trying to look up book 'bk-2'. First,
-    # please return book 'bk-2'." (the twelfth read's library variants)
+    # please return book 'bk-2'." (library variants of the blind reads' draw)
     check = [{"kind": "calls", "calls": [call(0, "return_book", True, {"book_id": "bk-2"})]},
              {"kind": "calls", "calls": [call(1, "book_details", False, {"book_id": "bk-2"})]}]
     assert goal(check) == ""

@@ -64,12 +64,11 @@ def test_call_sequences_are_new_and_keep_the_profile(run):
     figures = novelty(seeds, accepted)
     assert figures["profile_match"] == 1.0
     assert figures["seq_changed"] >= 0.7 and figures["fnset_changed"] >= 0.5, figures
-    # distinct sequences per seed: 2.0 on this draw until a read that only repeats its arguments (an echo to the
-    # terminal) stopped filling read positions; 1.93 since (five seeds of 29 with one sequence or one variant)
-    assert figures["mean_seq_distance"] >= 0.3 and figures["distinct_skeletons_per_seed"] >= 1.9, figures
+    assert figures["mean_seq_distance"] >= 0.3 and figures["distinct_skeletons_per_seed"] >= 2, figures
     # functions no seed of the draw calls (rm, rmdir, follow_user, unfollow_user, ...): 5 at 81be39e, 4 since
-    # variants keep their seed's optional arguments (one close_ticket less; 62 accepted here instead of 56)
-    assert figures["new_functions"] >= 4, figures
+    # variants keep their seed's optional arguments (one close_ticket less; 62 accepted here instead of 56), 3
+    # since fresh names are other words (rods.envs.vocabulary.NOUNS: every draw of this population moved)
+    assert figures["new_functions"] >= 3, figures
     by_id = {s.id: s for s in seeds}
     for task in accepted:  # miss_func still holds out functions first used at or after the reveal turn
         seed = by_id[task.provenance.parent_id]
@@ -113,7 +112,7 @@ def test_no_accepted_variant_has_a_read_that_finds_nothing(run):
 
 
 def test_no_accepted_variant_has_a_read_that_only_repeats_its_arguments_where_its_seed_has_none(run):
-    """`echo` of a text to the terminal between a `cat` and a post of that text (the twelfth read's pointless
+    """`echo` of a text to the terminal between a `cat` and a post of that text (the eleventh read's pointless
     call): a read that tells the user what they said, allowed only where the seed has one too."""
     seeds, accepted, _ = run
     by_id = {s.id: s for s in seeds}

@@ -2,6 +2,7 @@
 
 import random
 
+from rods.envs.vocabulary import NAMES, NOUNS
 from rods.synth.values import ValueRemapper, is_distinctive, is_kept_word, is_prose, leaves, vocabulary_of
 
 BFCL_WORDS = vocabulary_of("bfcl")
@@ -142,3 +143,15 @@ def test_state_keys_are_not_values():
         assert "12345" not in new["orders"] and "order_type" in new["orders"]
         (order,) = [v for v in new["orders"].values() if isinstance(v, dict)]
         assert set(order) == {"symbol", "num_shares"}
+
+
+def test_a_handle_becomes_another_persons_handle_and_fresh_words_name_things_people_keep():
+    """'@Julia' mentioned in a post is a person: another first name, not a fresh noun ('@Comet' beside the
+    hashtag '#Comet' in the eleventh blind read); fresh names are things people keep files about, not the
+    nature words ('yarrow.log', 'elm_cider') the twelfth reader failed as random."""
+    remapper = ValueRemapper(random.Random(3), BFCL_WORDS)
+    new = remapper.remap({"mentions": ["@Julia"], "tags": ["#currenttechtrend"], "author": "@Julia"})
+    first = new["mentions"][0]
+    assert first.startswith("@") and first[1:] in NAMES and new["author"] == first, new
+    assert new["tags"][0][1:] in NOUNS and new["tags"][0] != first.replace("@", "#")
+    assert not {"yarrow", "anchor", "quartz", "galaxy"} & set(NOUNS) and len(NOUNS) >= 150

@@ -5,7 +5,7 @@ A user asks for outcomes ("show me the end of 'log.txt'"), not for functions
 one outcome phrase per function of the eight classes: `{param}` slots stand
 for the call's arguments; optional arguments add a segment only when the call
 has them (a boolean segment is a pair: said when true, said when false; a
-code's segment maps each code to words). `FORMS` says how some supplied values
+code's segment maps each code to words, "*" any other value). `FORMS` says how some supplied values
 are said, `NOUNS` what an argument names ("that file", "some file"),
 `SUBJECTS` what each class is about. `rods.llm.outcomes` fills them in.
 
@@ -48,7 +48,8 @@ OUTCOMES: dict[str, tuple[str, dict[str, Any]]] = {
     "rm": ("remove {file_name} for good", {}),
     "rmdir": ("remove {dir_name} entirely, it is an empty folder", {}),
     "sort": ("sort {file_name} alphabetically", {}),
-    "tail": ("show me the end of {file_name}", {"lines": "(just the final {lines} lines)"}),
+    "tail": ("show me the end of {file_name}", {"lines": {"1": "(just the final line)",
+                                                          "*": "(just the final {lines} lines)"}}),
     "touch": ("create an empty file called {file_name}", {}),
     "wc": ("count the length of {file_name}", {"mode": {"l": "in lines", "w": "in words", "c": "in characters"}}),
     # MathAPI
