@@ -86,10 +86,12 @@ def retold(call: dict[str, Any]) -> dict[str, str]:
     for param, shape in call.get("retold_as", {}).items():
         what = that(noun(param, call.get("nouns")))
         if "prefix" in shape:
-            out[param] = f"{say(shape['prefix'])} followed by {what}"
+            part = f"the {shape['part']} of {what}" if shape.get("part") else what
+            out[param] = f"{say(shape['prefix'])} followed by {part}"
         elif "joined" in shape:
             mark = shape["joined"].strip()
-            out[param] = f"the items of {what}, separated by {'commas' if mark == ',' else say(mark)}"
+            items = f"the first {shape['first']} items" if shape.get("first") else "the items"
+            out[param] = f"{items} of {what}, separated by {'commas' if mark == ',' else say(mark)}"
         elif "said" in shape:
             out[param] = say(shape["said"])
     return out
@@ -121,6 +123,31 @@ def request(turn: dict[str, Any]) -> str:
     if not any(_writes(c) for c in calls):
         return f"Can you {body}?"
     return f"Please {body}."
+
+
+def said_again(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The turns with a value taken from a result said as it is where the user said it in an earlier call:
+    "look up reservation 'QW4873', ..., look up reservation '1DMPHR', and then cancel reservation 'QW4873'", not
+    "cancel that reservation" (which reads as the last one named). A text passed on stays as it is said."""
+    spoken: set[Any] = set()
+    out = []
+    for turn in turns:
+        calls = []
+        for call in turn.get("calls", []):
+            arguments, rename = named_arguments(call.get("arguments", {}), call.get("args", []),
+                                                list(call.get("params", {})))
+            bound = set(call.get("bound", []))
+            known = {b for b in bound - set(call.get("retold", []))
+                     if _scalar(arguments.get(rename.get(b, b))) and arguments[rename.get(b, b)] in spoken}
+            calls.append({**call, "bound": sorted(bound - known)})
+            given = {rename.get(b, b) for b in bound - known}
+            spoken |= {v for k, v in arguments.items() if k not in given and _scalar(v)}
+        out.append({**turn, "calls": calls} if "calls" in turn else turn)
+    return out
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
 
 
 def _effect(call: dict[str, Any]) -> str:
@@ -306,7 +333,7 @@ class TemplateBackend(LLMBackend):
     def _rewrite(ctx: dict) -> dict:
         """All turns at once: the goal first (`goal`), then each turn's outcome in a person's words, referring
         back to earlier results ("that file"), with no filler between turns."""
-        turns = ctx.get("turns", [])
+        turns = said_again(ctx.get("turns", []))
         stated = goal(turns)
         last = max((i for i, t in enumerate(turns) if t.get("kind") == "calls"), default=-1)
         queries = []

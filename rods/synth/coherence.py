@@ -634,12 +634,17 @@ def retelling(result: str, call: ToolCall | None = None) -> str | None:
 
 def retold_shape(text: str, result: str) -> dict[str, str]:
     """How a text passed where a seed retold a result was made, for the query that asks for it ("post that
-    text" has no one answer when the text is "Update: " and that text): `{"prefix": "Update:"}` or
-    `{"joined": ", "}` when it retells `result` (`retelling`), else `{"said": text}`: the user's own words (a
-    note of a write's arguments, a fresh text), said as they are."""
+    text" has no one answer when the text is "Update: " and that text): `{"prefix": "Update:"}` (with
+    `"part": "first line"` when the text has several) or `{"joined": ", "}` (with `"first": "6"` when the
+    result holds more values) when it retells `result` (`retelling`), else `{"said": text}`: the user's own
+    words (a note of a write's arguments, a fresh text), said as they are."""
     if text != retelling(result):
         return {"said": text}
-    return {"prefix": NEWS.strip()} if text.startswith(NEWS) else {"joined": JOINED}
+    texts = [str(v) for _, v in value_paths(result_value(result)) if _tellable(v)]
+    if not text.startswith(NEWS):  # several values joined: the first six of them
+        return {"joined": JOINED, **({"first": str(len(text.split(JOINED)))} if len(texts) > 6 else {})}
+    several = len(texts[0].strip().splitlines()) > 1  # the first line of a text of several
+    return {"prefix": NEWS.strip(), **({"part": "first line"} if several else {})}
 
 
 def _tellable(value: Any) -> bool:

@@ -1,6 +1,8 @@
 """The coherence rules (rods.synth.coherence): each detector fails on a hand-made bad task, human seeds mostly pass,
 and no variant the pipeline accepts breaks one."""
 
+import json
+
 import pytest
 from synth.conftest import stratified
 
@@ -187,8 +189,11 @@ def test_a_retelling_mentions_its_result_without_being_one_of_its_values(bfcl_ru
     assert retelling('{"matches": ["a.txt", "b.txt"]}') == "a.txt, b.txt"
     # how each was made, for the query that asks for it; a text that retells nothing is the user's own words
     assert retold_shape(told, '{"file_content": "Quarterly plan for the Lisbon office\\nBudget: 12"}') == \
-        {"prefix": "Update:"}
+        {"prefix": "Update:", "part": "first line"}  # of a text of several lines: said so
+    assert retold_shape("Update: Plan for Lisbon", '{"file_content": "Plan for Lisbon"}') == {"prefix": "Update:"}
     assert retold_shape("a.txt, b.txt", '{"matches": ["a.txt", "b.txt"]}') == {"joined": ", "}
+    many = json.dumps({"matches": [f"f{i}.txt" for i in range(8)]})
+    assert retold_shape(retelling(many), many) == {"joined": ", ", "first": "6"}  # six of eight: said so
     assert retold_shape("About archive", '{"ok": true}') == {"said": "About archive"}
     assert retold_shape("Update: something else", '{"file_content": "Quarterly plan"}') == \
         {"said": "Update: something else"}

@@ -100,6 +100,10 @@ def test_a_text_passed_on_from_a_result_is_asked_for_as_the_gold_call_passes_it(
     assert "'Update:' followed by that text" in asked and "Plan for Lisbon" not in asked, asked
     joined = {**post, "arguments": {"content": "a.txt, b.txt"}, "retold_as": {"content": {"joined": ", "}}}
     assert "separated by commas" in request({"kind": "calls", "calls": [joined]})
+    first = {**post, "retold_as": {"content": {"prefix": "Update:", "part": "first line"}}}
+    assert "'Update:' followed by the first line of that text" in request({"kind": "calls", "calls": [first]})
+    six = {**joined, "retold_as": {"content": {"joined": ", ", "first": "6"}}}
+    assert "the first 6 items of that text, separated by commas" in request({"kind": "calls", "calls": [six]})
     note = {**post, "arguments": {"content": "About archive"}, "retold_as": {"content": {"said": "About archive"}}}
     assert "'About archive'" in request({"kind": "calls", "calls": [note]})
     stated = goal([{"kind": "calls", "calls": [cat]}, {"kind": "calls", "calls": [post]}])
@@ -124,6 +128,24 @@ def test_a_value_left_out_is_given_next_as_an_addition_not_a_correction():
         said = request({"kind": "supply_missing", "missing": {"param": "folder", "value": value},
                         "nouns": {"folder": "folder"}})
         assert f"'{value}'" in said and "folder" in said and "meant" not in said, said
+
+
+def test_a_value_the_user_named_before_is_named_again_not_referred_to():
+    """"look up reservation 'QW4873', ..., look up reservation '1DMPHR', and then cancel that reservation" cancels
+    QW4873 (the thirteenth blind read's one failed flow): "that" reads as the last one named."""
+    def call(index, function, changed, arguments, bound=()):
+        return {"index": index, "function": function, "changed": changed, "arguments": arguments,
+                "bound": list(bound), "params": dict.fromkeys(arguments), "description": ""}
+    turns = [{"kind": "calls", "calls": [
+        call(0, "get_reservation_details", False, {"reservation_id": "QW4873"}),
+        call(1, "get_reservation_details", False, {"reservation_id": "1DMPHR"}),
+        call(2, "cancel_reservation", True, {"reservation_id": "QW4873"}, bound=["reservation_id"])]}]
+    query = TemplateBackend._rewrite({"turns": turns})["queries"][0]
+    assert query.endswith("and then cancel reservation 'QW4873'.") and "that reservation" not in query, query
+    found = [{"kind": "calls", "calls": [call(0, "list_reservations", False, {"user_id": "ana_1"}),
+                                         call(1, "cancel_reservation", True, {"reservation_id": "QW4873"},
+                                              bound=["reservation_id"])]}]
+    assert "that reservation" in TemplateBackend._rewrite({"turns": found})["queries"][0]  # never said: referred
 
 
 def test_the_goal_does_not_announce_what_the_first_request_asks_again():
