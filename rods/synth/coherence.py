@@ -614,6 +614,8 @@ def retellings(trace: Trace, params: dict[str, list[str]], vocabulary: frozenset
 
 #: How a retold text passes on its source (`retelling`): several values joined, one line as news, a note.
 JOINED, NEWS, NOTE = ", ", "Update: ", "About "
+#: At most this many values of a result are joined.
+TOLD = 6
 
 
 def retelling(result: str, call: ToolCall | None = None) -> str | None:
@@ -624,7 +626,7 @@ def retelling(result: str, call: ToolCall | None = None) -> str | None:
     (`retold_shape`)."""
     texts = [str(v) for _, v in value_paths(result_value(result)) if _tellable(v)]
     if len(texts) >= 2:
-        return JOINED.join(texts[:6])
+        return JOINED.join(texts[:TOLD])
     lines = texts[0].strip().splitlines() if texts else []
     if lines and len(lines[0].split()) >= 2:
         return NEWS + lines[0].strip()
@@ -642,7 +644,7 @@ def retold_shape(text: str, result: str) -> dict[str, str]:
         return {"said": text}
     texts = [str(v) for _, v in value_paths(result_value(result)) if _tellable(v)]
     if not text.startswith(NEWS):  # several values joined: the first six of them
-        return {"joined": JOINED, **({"first": str(len(text.split(JOINED)))} if len(texts) > 6 else {})}
+        return {"joined": JOINED, **({"first": str(TOLD)} if len(texts) > TOLD else {})}
     several = len(texts[0].strip().splitlines()) > 1  # the first line of a text of several
     return {"prefix": NEWS.strip(), **({"part": "first line"} if several else {})}
 
