@@ -245,8 +245,7 @@ def goal(turns: list[dict[str, Any]]) -> str:
 
 def _named(call: dict[str, Any]) -> set[Any]:
     """The names and numbers a call is given (not switches): what it is about."""
-    values = [*call.get("arguments", {}).values(), *call.get("args", [])]
-    return {v for v in values if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+    return {v for v in [*call.get("arguments", {}).values(), *call.get("args", [])] if _scalar(v)}
 
 
 #: Ways a person states what they are after (one per task, picked by its calls, so tasks do not all open alike);

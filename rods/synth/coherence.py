@@ -624,7 +624,7 @@ def retelling(result: str, call: ToolCall | None = None) -> str | None:
     more: whole, as a person would pass it on, not cut short); else a note of the call's own text arguments
     ("About archive"); None when there is nothing to tell. The query must say which text is meant
     (`retold_shape`)."""
-    texts = [str(v) for _, v in value_paths(result_value(result)) if _tellable(v)]
+    texts = _tellables(result)
     if len(texts) >= 2:
         return JOINED.join(texts[:TOLD])
     lines = texts[0].strip().splitlines() if texts else []
@@ -642,11 +642,16 @@ def retold_shape(text: str, result: str) -> dict[str, str]:
     words (a note of a write's arguments, a fresh text), said as they are."""
     if text != retelling(result):
         return {"said": text}
-    texts = [str(v) for _, v in value_paths(result_value(result)) if _tellable(v)]
+    texts = _tellables(result)
     if not text.startswith(NEWS):  # several values joined: the first six of them
         return {"joined": JOINED, **({"first": str(TOLD)} if len(texts) > TOLD else {})}
     several = len(texts[0].strip().splitlines()) > 1  # the first line of a text of several
     return {"prefix": NEWS.strip(), **({"part": "first line"} if several else {})}
+
+
+def _tellables(result: str) -> list[str]:
+    """A result's values worth passing on, as text."""
+    return [str(v) for _, v in value_paths(result_value(result)) if _tellable(v)]
 
 
 def _tellable(value: Any) -> bool:
