@@ -65,6 +65,15 @@ def is_plural(noun: str) -> bool:
 IRREGULAR_PLURALS = frozenset({"people", "children", "men", "women", "data", "media", "criteria", "feet", "teeth"})
 
 
+def singular(noun: str) -> str:
+    """ "people" -> "person", "hashtags" -> "hashtag", "flight ids" -> "flight id": one of what a plural names."""
+    head, _, last = noun.rpartition(" ")
+    one = {"people": "person", "children": "child", "men": "man", "women": "woman"}.get(last.lower())
+    if one is None:
+        one = last[:-3] + "y" if last.endswith("ies") else last[:-1] if is_plural(last) else last
+    return f"{head} {one}" if head else one
+
+
 def that(noun: str) -> str:
     """ "that file", "those numbers": a value taken from an earlier result."""
     return f"those {noun}" if is_plural(noun) else f"that {noun}"
@@ -180,7 +189,8 @@ NAMING_NOUNS = frozenset({"name", "full name", "title"})
 def _said(param: str, value: Any, nouns: Mapping[str, str] | None = None) -> tuple[str, bool]:
     """A supplied value as a person says it, and whether it goes right after the request's head: "order 'o1001'"
     for ids, "from 'ORD'", "on '2024-05-19'" and a name alone (right after the head), "the author named 'Ines
-    Moreau'"; a count before its plural noun ("2 checked bags"); otherwise "'spring' as the tag" (never the
+    Moreau'"; a count before its plural noun ("2 checked bags"), another number after its noun ("an amount of
+    150"); otherwise "'spring' as the tag" (never the
     parameter's name right before its value, which `rods.synth.leak` counts as reciting it)."""
     text = say(value)
     what = noun(param, nouns)
@@ -196,6 +206,8 @@ def _said(param: str, value: Any, nouns: Mapping[str, str] | None = None) -> tup
         return f"{text} {what}", False
     if _last(what) in PERSON_NOUNS and isinstance(value, str):
         return f"the {what} named {text}", False
+    if isinstance(value, (int, float)) and not isinstance(value, bool):  # "an amount of 150", not "150 as the amount"
+        return f"{indefinite(what)} of {text}", False
     return f"{text} as the {what}", False
 
 
@@ -220,6 +232,8 @@ def indefinite(noun: str) -> str:
     """ "a folder", "an order", "some numbers": what a miss_param turn asks about without saying which."""
     if is_plural(noun):
         return "some " + noun
+    if noun == "person":
+        return "someone"
     return ("an " if noun[:1].lower() in "aeio" else "a ") + noun
 
 
@@ -294,7 +308,8 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
             parts.append(", ".join(items))
         elif giving and _last(noun(param, nouns)) in PERSON_NOUNS and isinstance(value, str):
             direct.add(len(parts))  # "lend that book to 'Hana Sato'", "send the certificate to user 'ana_1'"
-            parts.append(f"to {noun(param, nouns)} {say(value)}" if _is_id(param) else f"to {say(value)}")
+            named = " " in value.strip()  # an id said by the name it was made for ("to 'Ines Yilmaz'")
+            parts.append(f"to {noun(param, nouns)} {say(value)}" if _is_id(param) and not named else f"to {say(value)}")
         else:
             spoken, right_after = _said(param, value, nouns)
             if right_after:
@@ -365,6 +380,8 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
             piece = segment.get(value) or segment.get(str(value)) or (
                 fill(segment["*"]) if "*" in segment else say(value))
         else:
+            if isinstance(value, list) and len(value) == 1:  # "with the hashtag '#x'", not "the hashtags '#x'"
+                segment = re.sub(rf"\b(\w+[^s])s (?=\{{{param}\}})", r"\1 ", segment)
             piece = fill(segment)
         if piece:
             text += " " + piece

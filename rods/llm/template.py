@@ -34,7 +34,7 @@ import re
 from typing import Any
 
 from rods.llm.base import ChatRequest, Completion, LLMBackend, LLMConfig, LLMError
-from rods.llm.outcomes import indefinite, named_arguments, noun, outcome, say, that
+from rods.llm.outcomes import indefinite, is_plural, named_arguments, noun, outcome, say, singular, that
 
 
 def subject(cls: str) -> str:
@@ -97,10 +97,10 @@ def retold(call: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-#: How a person gives the value they left out of their last request (adding it, not correcting a name they never
-#: gave: "I meant 'cinder' for the folder" read to the twelfth blind reader as a correction of nothing).
-SUPPLIED = ("Use {value} for the {what}.", "For the {what}, use {value}.", "Oh, and for the {what}, use {value}.",
-            "Make it {value} for the {what}.")
+#: How a person gives the value they left out of their last request, as BFCL's people do ("the directory name is
+#: temp."): adding it, not correcting a name they never gave ("I meant 'cinder' for the folder" read to the twelfth
+#: blind reader as a correction of nothing), nor filling a form ("Use 'notebook' for the folder", the thirteenth).
+SUPPLIED = ("The {what} {be} {value}.", "Sorry, the {what} {be} {value}.", "Oh, the {what} {be} {value}.")
 
 
 def request(turn: dict[str, Any]) -> str:
@@ -108,21 +108,55 @@ def request(turn: dict[str, Any]) -> str:
     changes something), or the value a miss_param turn left out."""
     if turn.get("kind") == "supply_missing":
         miss = turn["missing"]
-        what = noun(miss["param"], turn.get("nouns"))
+        what = _one_of(noun(miss["param"], turn.get("nouns")), miss["value"])
         frame = SUPPLIED[len(str(miss["value"])) % len(SUPPLIED)]
-        return frame.format(value=say(miss["value"]), what=what)
+        return frame.format(value=say(miss["value"]), what=what, be="are" if is_plural(what) else "is")
     missing = turn.get("missing", {}) if turn.get("kind") == "ask_missing" else {}
     calls = grouped(turn.get("calls", []), missing.get("index"))
+    calls = [_left_out(c, missing) for c in calls]
     steps = [call_outcome(c, missing.get("param") if c.get("index") == missing.get("index") else None)
              for c in calls]
     if not steps:
         return "Where do things stand now?"
-    steps = _collapsed(steps)
+    steps = _collapsed(steps, [_place(c) for c in calls])
     last = ", and then " if len(steps) > 2 else " and then "
     body = steps[0] if len(steps) == 1 else ", ".join(steps[:-1]) + last + steps[-1]
     if not any(_writes(c) for c in calls):
         return f"Can you {body}?"
     return f"Please {body}."
+
+
+def made_named(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The turns with a value an earlier write made for a name said by that name (the context's `made_for`):
+    "send that text to 'Ines Yilmaz'" for the user id `add_contact(user_name='Ines Yilmaz')` made."""
+    out = []
+    for turn in turns:
+        calls = []
+        for call in turn.get("calls", []):
+            made = call.get("made_for", {})
+            if made:
+                positional = {f"#{i}" for i in range(len(call.get("args", [])))}
+                named = {k: v for k, v in made.items() if k not in positional}
+                call = {**call, "arguments": {**call.get("arguments", {}), **named},
+                        "bound": [b for b in call.get("bound", []) if b not in named]}
+            calls.append(call)
+        out.append({**turn, "calls": calls} if "calls" in turn else turn)
+    return out
+
+
+def _one_of(what: str, value: Any) -> str:
+    """The noun for a list of one value said as one ("the person", not "the people", for ['@Ana'])."""
+    return singular(what) if isinstance(value, list) and len(value) == 1 else what
+
+
+def _left_out(call: dict[str, Any], missing: dict[str, Any]) -> dict[str, Any]:
+    """The call with the noun of the value a miss_param turn leaves out fitting that value ("mentioning someone"
+    for one handle, not "some people")."""
+    if call.get("index") != missing.get("index") or "param" not in missing:
+        return call
+    param = missing["param"]
+    return {**call, "nouns": {**call.get("nouns", {}), param: _one_of(noun(param, call.get("nouns")),
+                                                                       missing.get("value"))}}
 
 
 def said_again(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -164,29 +198,42 @@ def _writes(call: dict[str, Any]) -> bool:
     return call.get("effect") != "read" if changed is None else bool(changed)
 
 
-def _collapsed(steps: list[str]) -> list[str]:
+def _collapsed(steps: list[str], places: list[tuple[int, int] | None] | None = None) -> list[str]:
     """The same request for several earlier results in a row said once: "... for each of those reservations",
-    "look up the fifth, first and third of those reservations"."""
+    "look up the first, third and last of those reservations" (in the list's order: the turn's calls are scored
+    as a set), "look up each of those reservations" when every one is picked. `places`: per step, the (index,
+    count) of the one item it picks from an earlier result, if it picks one."""
+    places = places or [None] * len(steps)
     out: list[str] = []
-    picked: list[tuple[str, list[str], str] | None] = []  # per step said: (head, ordinals, tail) of a pick
-    for step in steps:
+    picked: list[tuple[str, dict[int, str], str, int] | None] = []  # per step said: (head, place -> word, tail, n)
+    for step, place in zip(steps, places):
         pick = _PICK.fullmatch(step)
+        last = picked[-1] if picked else None
         if out and (out[-1] == step or out[-1] == _each(step)) and re.search(r"\bthat \w", step):
             out[-1] = _each(step)
-        elif out and pick and picked[-1] and picked[-1][0] == pick["head"] and picked[-1][2] == pick["tail"] \
-                and pick["which"] not in picked[-1][1]:
-            head, which, tail = picked[-1]
-            which.append(pick["which"])
-            out[-1] = f"{head}the {', '.join(which[:-1])} and {which[-1]} of those {tail}"
+        elif out and pick and place and last and last[0] == pick["head"] and last[2] == pick["tail"] \
+                and last[3] == place[1] and place[0] not in last[1]:
+            head, which, tail, count = last
+            which[place[0]] = pick["which"]
+            words = [which[i] for i in sorted(which)]
+            out[-1] = (f"{head}each of those {tail}" if len(which) == count > 2 else
+                       f"{head}the {', '.join(words[:-1])} and {words[-1]} of those {tail}")
         else:
             out.append(step)
-            picked.append((pick["head"], [pick["which"]], pick["tail"]) if pick else None)
+            picked.append((pick["head"], {place[0]: pick["which"]}, pick["tail"], place[1])
+                          if pick and place else None)
     return out
 
 
 #: One request for an item picked from an earlier result by its place ("look up the fifth of those reservations").
 _PICK = re.compile(r"(?P<head>.*?)the (?P<which>first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth"
                    r"|last) of those (?P<tail>.*)")
+
+
+def _place(call: dict[str, Any]) -> tuple[int, int] | None:
+    """The (index, count) of the one item a call picks from an earlier result, if it picks exactly one."""
+    picks = list(call.get("picks", {}).values())
+    return (int(picks[0][0]), int(picks[0][1])) if len(picks) == 1 else None
 
 
 def _each(step: str) -> str:
@@ -199,9 +246,10 @@ def _gist(call: dict[str, Any], missing: str | None = None) -> str:
     params = list(call.get("params", {}))
     arguments, rename = named_arguments(call.get("arguments", {}), call.get("args", []), params)
     bound = {rename.get(b, b) for b in call.get("bound", [])}
+    said = {k: v if "said" in call["retold_as"][k] else "what we find" for k, v in retold(call).items()}
     text = outcome(call["function"], arguments, params=params, bound=bound, missing=missing,
                    description=call.get("description", ""), phrase=call.get("phrase"), nouns=call.get("nouns"),
-                   forms=call.get("forms"), effect=_effect(call), said=retold(call))
+                   forms=call.get("forms"), effect=_effect(call), said=said)
     for param in sorted(bound):
         what = noun(param.split("[")[0], call.get("nouns"))
         told = what in ("text", "message", "note", "content", "comment", "post")
@@ -222,7 +270,7 @@ def goal(turns: list[dict[str, Any]]) -> str:
         if turn.get("kind") in ("calls", "ask_missing"):
             if not calls:
                 first = {c.get("index") for c in turn.get("calls", [])}
-            calls += turn.get("calls", [])
+            calls += [_left_out(c, turn.get("missing", {})) for c in turn.get("calls", [])]
         if turn.get("kind") == "ask_missing":
             left_out[turn["missing"].get("index")] = turn["missing"].get("param")
     if len({c.get("index") for c in calls}) < 2:
@@ -332,7 +380,7 @@ class TemplateBackend(LLMBackend):
     def _rewrite(ctx: dict) -> dict:
         """All turns at once: the goal first (`goal`), then each turn's outcome in a person's words, referring
         back to earlier results ("that file"), with no filler between turns."""
-        turns = said_again(ctx.get("turns", []))
+        turns = said_again(made_named(ctx.get("turns", [])))
         stated = goal(turns)
         last = max((i for i, t in enumerate(turns) if t.get("kind") == "calls"), default=-1)
         queries = []

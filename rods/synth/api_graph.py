@@ -99,6 +99,9 @@ class APIGraph:
     #: "class/field" -> the phrases (`is_phrase`: titles, names, notes, sentences) its human tasks' configs hold
     #: under that field: what a variant's phrase there is drawn from (a file's text for a file's text).
     field_texts: dict[str, list[str]] = field(default_factory=dict)
+    #: function -> parameter -> the numbers its human tasks gave it: the size of a variant's own number there
+    #: (`rods.synth.planner.seed_scales`; a certificate of 150, not of 18147).
+    numbers: dict[str, dict[str, list[float]]] = field(default_factory=dict)
 
     @classmethod
     def from_docs(cls, classes: Iterable[str]) -> APIGraph:
@@ -138,6 +141,9 @@ class APIGraph:
                         field_texts[f"{owner}/{at}"].add(value)
             trace = trace_task(task)
             for call, changed in zip(trace.calls, trace.changed):
+                for param, value in call.arguments.items():
+                    if isinstance(value, (int, float)) and not isinstance(value, bool):
+                        graph.numbers.setdefault(call.name, {}).setdefault(param, []).append(value)
                 if call.name in graph.nodes:
                     graph.nodes[call.name].calls_seen += 1
                     prose[graph.nodes[call.name].api_class] |= {v for v in call.arguments.values() if is_prose(v)}

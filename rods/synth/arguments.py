@@ -136,7 +136,8 @@ class ArgumentProposer:
     def propose(self, function: str, env: RolloutEnvironment, feeds: dict[int, list[list[Any]]],
                 limit: int = 8, reading: bool = False, fits: Callable[[int, str, Any], bool] | None = None,
                 fields: dict[str, list[Any]] | None = None,
-                optional: Mapping[str, Any] | None = None) -> Iterator[tuple[dict[str, Any], dict[str, int]]]:
+                optional: Mapping[str, Any] | None = None,
+                scales: Mapping[str, float] | None = None) -> Iterator[tuple[dict[str, Any], dict[str, int]]]:
         """Up to `limit` (arguments, fed) pairs; `fed` maps a parameter to the source call it takes a value from.
 
         `feeds` holds, per source call that must feed this one, the values it
@@ -148,6 +149,8 @@ class ArgumentProposer:
         `optional` holds optional parameters to pass as well, with the seed's values: a setting (`mode='w'`,
         `a=True`) is kept, a name or text the seed gave gets a value of this task's own. A source's value no
         required parameter takes may go to another optional one (`echo`'s `file_name`: the file just made).
+        `scales` holds the numbers the seed gave this function (`Plan.scales`): a number of this task's own is of
+        that size (`like`).
         """
         optional = optional or {}
         params = self.params(function, optional)
@@ -195,7 +198,8 @@ class ArgumentProposer:
                 text = None
                 if self.free_text is not None and spec.get("type", "string") == "string" and role_of(name) is None:
                     text = self.free_text.value(function, name, env, owner)
-                arguments[name] = text if text is not None else self._own_value(name, spec, state, env, owner, reading)
+                arguments[name] = text if text is not None else self._own_value(name, spec, state, env, owner, reading,
+                                                                                (scales or {}).get(name))
             for name in [params[k][0] for k in free if tokens(params[k][0]) & {"destination", "target"}]:
                 arguments[name] = self._same_kind(arguments[name], arguments, env, owner)
             values = [repr(v) for v in arguments.values()]
@@ -206,16 +210,21 @@ class ArgumentProposer:
     # ------------------------------------------------------------ values
 
     def _same_kind(self, value: Any, arguments: dict[str, Any], env: RolloutEnvironment, owner: str | None) -> Any:
-        """A copy or move to a new name keeps the file's kind ('test_rain1.jpg' to 'forge.jpg', not 'forge.csv'):
-        a new file name (not one the state shows) takes the extension of the call's other file name."""
+        """A copy or move to a new name is named after the file, as people name copies: 'report.txt' to
+        'report_backup.txt' (the thirteenth blind reader failed 'assignments_weddings.txt' copied to
+        'recipes.txt'), never to a name the state shows."""
         if not isinstance(value, str) or owner is None or not _FILE_NAME.fullmatch(value):
             return value
-        visible = domain_of(owner).visible_names(owner, env.instance(owner)) or []
-        if value in {n for n, _ in visible}:
+        visible = {n for n, _ in domain_of(owner).visible_names(owner, env.instance(owner)) or []}
+        if value in visible:
             return value
-        kinds = [v.rpartition(".")[2] for v in arguments.values()
-                 if isinstance(v, str) and v != value and _FILE_NAME.fullmatch(v)]
-        return f"{value.rpartition('.')[0]}.{kinds[0]}" if kinds else value
+        others = [v for v in arguments.values() if isinstance(v, str) and v != value and _FILE_NAME.fullmatch(v)]
+        if not others:
+            return value
+        stem, _, kind = others[0].rpartition(".")
+        names = [f"{stem}_{word}.{kind}" for word in COPY_WORDS if not stem.endswith(word)]
+        self.rng.shuffle(names)
+        return next((n for n in names if n not in visible), value)
 
     def _fed_value(self, name: str, spec: dict[str, Any], tiers: list[list[Any]],
                    fits: Callable[[Any], bool] | None = None, named: Iterable[Any] = ()) -> Any:
@@ -238,7 +247,7 @@ class ArgumentProposer:
 
     def _own_value(self, name: str, spec: dict[str, Any], state: list[Segment], env: RolloutEnvironment,
                    owner: str | None,
-                   reading: bool = False) -> Any:
+                   reading: bool = False, scale: float | None = None) -> Any:
         kind = spec.get("type", "string")
         enum = enum_values(spec)
         if kind == "array":
@@ -254,10 +263,11 @@ class ArgumentProposer:
             return items
         if kind == "dict":
             return {}
-        return self._scalar(name, kind, enum, state, env, owner, reading, spec)
+        return self._scalar(name, kind, enum, state, env, owner, reading, spec, scale=scale)
 
     def _scalar(self, name: str, kind: str, enum: list[Any], state: list[Segment], env: RolloutEnvironment,
-                owner: str | None, reading: bool, spec: dict[str, Any] | None = None, listed: bool = False) -> Any:
+                owner: str | None, reading: bool, spec: dict[str, Any] | None = None, listed: bool = False,
+                scale: float | None = None) -> Any:
         """One value of a parameter (`listed`: an item of a list, from the state's values whenever it has any,
         so a post's tags are all hashtags the data uses, not some of them made-up words)."""
         if kind == "boolean":
@@ -273,6 +283,10 @@ class ArgumentProposer:
         best = min((r for r, _ in ranked if r is not None), default=None)
         chosen = [values for r, values in ranked if r == best and values]
         options = chosen[0] if len(chosen) == 1 else [v for values in chosen for v in values]  # shared: not edited
+        if scale is not None and kind in ("integer", "number", "float") and "id" not in parts:
+            options = [v for v in options if near(v, scale)]  # the state's amounts of the seed's size, else one
+            if not options:  # made like the seed's (150 -> 120 or 250)
+                return like(scale, self.rng, integer=kind == "integer" or isinstance(scale, int))
         if any(isinstance(v, str) and v in self.parameter_names for v in options):
             options = [v for v in options if not (isinstance(v, str) and v in self.parameter_names)]
         visible = None
@@ -368,6 +382,33 @@ class ArgumentProposer:
                 _BASE_VALUES[key] = base
         return [(key, base), (None, state_values(snapshot_leaves(env, owner, state_view.view(env, owner))))]
 
+
+def near(value: Any, scale: float) -> bool:
+    """Whether a number is of the size of `scale` (within a factor of three, same sign)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    if scale == 0:
+        return value == 0
+    return value * scale > 0 and 1 / 3 <= value / scale <= 3
+
+
+def like(scale: float, rng: random.Random, integer: bool = True) -> float:
+    """A number of the size and roundness of `scale`: half to twice it, rounded as it is (150 -> 230, 50 -> 70,
+    12.5 -> 9.8, 7 -> 11), never zero where it is not."""
+    if scale == 0:
+        return 0
+    if integer and float(scale).is_integer():
+        digits = str(abs(int(scale)))
+        step = 10 ** min(len(digits) - len(digits.rstrip("0")), max(len(digits) - 2, 1))
+        value = max(step, round(abs(scale) * rng.uniform(0.5, 2) / step) * step)
+        return int(value if scale > 0 else -value)
+    decimals = len(repr(float(scale)).partition(".")[2].rstrip("0")) or 1
+    value = round(scale * rng.uniform(0.5, 2), decimals)
+    return value if value != 0 else scale
+
+
+#: Words a copy's name adds to its file's name ('report_backup.txt').
+COPY_WORDS = ("backup", "copy", "final", "old", "v2", "archive", "draft")
 
 #: (0, pieces of the value's own key, pieces of its last three path steps, value): one linkable state scalar.
 StateValue = tuple[int, frozenset[str], frozenset[str], Any]

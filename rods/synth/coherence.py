@@ -24,7 +24,9 @@ Each rule is a detector over a task executed on its own environment
   call that changes the state and repeats an earlier one, arguments and all
   (cancelling one reservation three times: each refunds again, so each
   changes the state, and no one asks for it), or changes a thing an earlier
-  call cancelled, deleted or removed (bags added to a cancelled reservation);
+  call cancelled, deleted or removed (bags added to a cancelled reservation),
+  or makes one more of a thing no later call uses beside one of the same call
+  that a later call uses (two contacts added, one messaged);
 * ``unused_read``: a call that changes no state, whose result no later call
   takes (a data flow, or a later text that mentions it), whose removal changes
   no later result nor the final state (nothing relied on what it set up: a
@@ -315,6 +317,13 @@ class Coherence:
                 out.append(Violation("superfluous_write", j, f"{call.name}: changes what "
                                      f"{ended[next(iter(gone))]} ended"))
             ended.update(dict.fromkeys(_ends(call, self.params.get(call.name, [])), call.name))
+        used = {f.source for f in flows_of(trace, self.params)}  # calls whose results a later call takes
+        for j in writes:  # two contacts added and one messaged: the other is made for nothing
+            name = trace.calls[j].name
+            if j not in used and any(i in used and trace.calls[i].name == name for i in writes) \
+                    and j not in {v.call for v in out}:
+                out.append(Violation("superfluous_write", j, f"{name}: makes one more that nothing uses, beside "
+                                     "one that a later call uses"))
         flagged = {v.call for v in out}
         final = _final_state(task, trace.calls)
         for j in writes:
@@ -478,13 +487,13 @@ class Coherence:
     def _mentions(self, trace: Trace) -> list[tuple[int, int]]:
         """(i, j): an argument of call j mentions a distinctive word or a number (3+ digits) call i returned or
         was given as text (a result retold: "post the sorted lines", "write the total, 205 bytes")."""
-        said = [(_words(r) | {w for _, v in arguments_of(c, self.params.get(c.name, [])) if isinstance(v, str)
-                              for w in _words(v)}) - self.words for r, c in zip(trace.results, trace.calls)]
+        said = [(mentioned_words(r) | {w for _, v in arguments_of(c, self.params.get(c.name, [])) if isinstance(v, str)
+                              for w in mentioned_words(v)}) - self.words for r, c in zip(trace.results, trace.calls)]
         out = []
         for j, call in enumerate(trace.calls):
             for _, value in arguments_of(call, self.params.get(call.name, [])):
                 if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-                    out += [(i, j) for i in range(j) if _words(str(value)) & said[i]]
+                    out += [(i, j) for i in range(j) if mentioned_words(str(value)) & said[i]]
         return out
 
     def _mentioned(self, trace: Trace) -> set[int]:
@@ -588,78 +597,6 @@ class Known:
                    for v in told)
 
 
-def retellings(trace: Trace, params: dict[str, list[str]], vocabulary: frozenset[str]) -> dict[tuple[int, str], int]:
-    """(call j, text parameter) -> the earlier call i whose result (or, failing that, whose arguments) the text
-    retells: it mentions a distinctive word or number of it without being a value i produced (a post of a
-    file's lines, a note of a total, a message about the folder just archived)."""
-    produced = [produced_values(r, c) for r, c in zip(trace.results, trace.created)]
-    said = [_words(r) - vocabulary for r in trace.results]
-    given = [{w for _, v in arguments_of(c, params.get(c.name, [])) if isinstance(v, str) for w in _words(v)}
-             - vocabulary for c in trace.calls]
-    out: dict[tuple[int, str], int] = {}
-    for j, call in enumerate(trace.calls):
-        for param, value in arguments_of(call, params.get(call.name, [])):
-            if not isinstance(value, str) or len(value.split()) < 2 or not pieces(param) & TEXT_ROLES:
-                continue  # a name shared by two calls is a shared value; a retelling is a text
-            if (j, param) in out or any(value in produced[i] for i in range(j)):
-                continue
-            mine = _words(value)
-            source = next((i for i in range(j - 1, -1, -1) if mine & said[i]), None)
-            if source is None:
-                source = next((i for i in range(j - 1, -1, -1) if mine & given[i]), None)
-            if source is not None:
-                out[(j, param)] = source
-    return out
-
-
-#: How a retold text passes on its source (`retelling`): several values joined, one line as news, a note.
-JOINED, NEWS, NOTE = ", ", "Update: ", "About "
-#: At most this many values of a result are joined.
-TOLD = 6
-
-
-def retelling(result: str, call: ToolCall | None = None) -> str | None:
-    """A text that retells a call without being one of its values: its result's text values joined (several),
-    or the first line of its one text value as news ("Update: Quarterly plan for the Lisbon office", two words or
-    more: whole, as a person would pass it on, not cut short); else a note of the call's own text arguments
-    ("About archive"); None when there is nothing to tell. The query must say which text is meant
-    (`retold_shape`)."""
-    texts = _tellables(result)
-    if len(texts) >= 2:
-        return JOINED.join(texts[:TOLD])
-    lines = texts[0].strip().splitlines() if texts else []
-    if lines and len(lines[0].split()) >= 2:
-        return NEWS + lines[0].strip()
-    told = [v for v in [*call.arguments.values(), *call.args] if isinstance(v, str) and v.strip()] if call else []
-    return NOTE + " and ".join(told[:2]) if told else None
-
-
-def retold_shape(text: str, result: str) -> dict[str, str]:
-    """How a text passed where a seed retold a result was made, for the query that asks for it ("post that
-    text" has no one answer when the text is "Update: " and that text): `{"prefix": "Update:"}` (with
-    `"part": "first line"` when the text has several) or `{"joined": ", "}` (with `"first": "6"` when the
-    result holds more values) when it retells `result` (`retelling`), else `{"said": text}`: the user's own
-    words (a note of a write's arguments, a fresh text), said as they are."""
-    if text != retelling(result):
-        return {"said": text}
-    texts = _tellables(result)
-    if not text.startswith(NEWS):  # several values joined: the first six of them
-        return {"joined": JOINED, **({"first": str(TOLD)} if len(texts) > TOLD else {})}
-    several = len(texts[0].strip().splitlines()) > 1  # the first line of a text of several
-    return {"prefix": NEWS.strip(), **({"part": "first line"} if several else {})}
-
-
-def _tellables(result: str) -> list[str]:
-    """A result's values worth passing on, as text."""
-    return [str(v) for _, v in value_paths(result_value(result)) if _tellable(v)]
-
-
-def _tellable(value: Any) -> bool:
-    if isinstance(value, str):
-        return bool(value.strip()) and value != "None"
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def rules_params(classes: list[str]) -> dict[str, list[str]]:
     """Function -> its parameters in doc order, for the classes."""
     from rods.synth.api_graph import function_docs
@@ -754,7 +691,7 @@ def _stems(text: str) -> set[str]:
     return {w.rstrip("s")[:5] for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in _PLAIN}
 
 
-def _words(text: str) -> set[str]:
+def mentioned_words(text: str) -> set[str]:
     """The distinctive-looking words of a text (4+ letters, lower case) and its numbers of 3+ digits (their
     integer part), for mentions of results."""
     words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9_.-]{3,}", text)}

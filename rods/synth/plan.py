@@ -77,6 +77,9 @@ class Plan:
     observed_flows: frozenset = frozenset()
     #: function -> the seed's settings for it (`rods.synth.planner.seed_settings`): `logarithm`'s base 10.
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: function -> parameter -> the number the seed gave it (`rods.synth.planner.seed_scales`): a certificate of
+    #: 150 in the seed is one of a few hundred in its variants, not of 18147.
+    scales: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def name_held_out(self) -> None:
         """miss_func, after a run: the held-out functions are those that ran at the held-out positions, plus,

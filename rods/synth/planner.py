@@ -54,7 +54,6 @@ from rods.envs.domain import domain_of, domain_of_task
 from rods.llm.base import LLMBackend
 from rods.llm.schema import MAX_REASON_CHARS, SCALAR, closed_object
 from rods.synth.api_graph import APIGraph
-from rods.synth.coherence import retellings
 from rods.synth.findings import tells_nothing
 from rods.synth.initial_config import materialize_config
 from rods.synth.parameters import TEXT_WORDS, tokens
@@ -66,6 +65,7 @@ from rods.synth.profile import (
     profile_of,
     trace_task,
 )
+from rods.synth.retelling import retellings
 from rods.synth.values import ValueRemapper, is_distinctive, leaves, vocabulary_of
 from rods.tasks.model import Task, content_hash
 
@@ -142,9 +142,25 @@ def seed_settings(trace: Trace) -> dict[str, dict[str, Any]]:
     return out
 
 
+def seed_scales(trace: Trace, seen: dict[str, dict[str, list[float]]] | None = None) -> dict[str, dict[str, float]]:
+    """Per function, the number the seed gave it, settings or not (`send_certificate(amount=150)`), else the
+    middle of those the environment's human tasks gave it (`APIGraph.numbers`): a variant's own number there is
+    of that size (`rods.synth.arguments.like`), as the domain's people ask."""
+    out: dict[str, dict[str, float]] = {name: {p: sorted(v)[len(v) // 2] for p, v in params.items() if v}
+                                        for name, params in (seen or {}).items()}
+    mine: dict[str, dict[str, float]] = {}
+    for call in trace.calls:
+        for param, value in call.arguments.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                mine.setdefault(call.name, {}).setdefault(param, value)
+    for name, params in mine.items():
+        out[name] = {**out.get(name, {}), **params}
+    return out
+
+
 def seed_slots(seed: Task, trace: Trace, profile: ComplexityProfile, graph: APIGraph) -> list[Slot]:
     """Φ per position: the seed's turn, class, data-flow sources and effect; held-out and miss_param roles;
-    and which of its text arguments retell an earlier result (`rods.synth.coherence.retellings`)."""
+    and which of its text arguments retell an earlier result (`rods.synth.retelling.retellings`)."""
     slots = []
     params = {name: list(node.params) for name, node in graph.nodes.items()}
     told = retellings(trace, params, vocabulary_of(seed.environment))
@@ -288,7 +304,8 @@ class Planner:
         uncalled = {k: len(names) - len(held[k]) for k, names in seed.missed_function.items()}
         subs = {j: name for j, (name, slot) in enumerate(zip(chosen, slots)) if name != slot.seed_function}
         return Plan(seed, calls, config, narrative, copy.deepcopy(seed.missed_function), remapper, attempt, rng_seed,
-                    subs, held, uncalled, candidates, frozenset(self.graph.flows), seed_settings(info.trace))
+                    subs, held, uncalled, candidates, frozenset(self.graph.flows), seed_settings(info.trace),
+                    seed_scales(info.trace, self.graph.numbers))
 
     # ------------------------------------------------------------ sequence
 

@@ -42,7 +42,7 @@ from rods.envs.validation import static_failure
 from rods.synth import state as state_view
 from rods.synth.api_graph import function_docs, seeds_of
 from rods.synth.arguments import ArgumentProposer, result_fields
-from rods.synth.coherence import Coherence, Known, retelling, same_call
+from rods.synth.coherence import Coherence, Known, same_call
 from rods.synth.findings import is_empty, is_failed, reads_what_it_made, tells_nothing
 from rods.synth.free_text import FreeText
 from rods.synth.plan import Plan, PlannedCall
@@ -54,6 +54,7 @@ from rods.synth.profile import (
     value_paths,
     walk,
 )
+from rods.synth.retelling import retelling
 from rods.synth.values import is_distinctive
 
 #: Argument draws per function; candidates of one function kept for backtracking; trial calls per run.
@@ -304,7 +305,8 @@ class _Search:
             self.proposer.remember(s.call for s in steps)
             proposals = self.proposer.propose(name, env, feeds, limit=TRIALS_PER_FUNCTION,
                                               reading=planned.changed is False, fits=fits, fields=fields,
-                                              optional=self.settings(planned, name))
+                                              optional=self.settings(planned, name),
+                                              scales=self.plan.scales.get(name, {}))
             if name == names[j] and planned.suggested:
                 proposals = _suggested_first(proposals, planned.suggested)
             for arguments, fed in proposals:

@@ -37,11 +37,11 @@ from pydantic import BaseModel, Field, StringConstraints, conlist, create_model
 from rods.envs.domain import domain_of
 from rods.llm.base import LLMBackend
 from rods.synth.api_graph import describe, function_docs
-from rods.synth.coherence import retold_shape
 from rods.synth.executor import Execution
 from rods.synth.leak import leaks
 from rods.synth.plan import Plan
 from rods.synth.profile import result_value
+from rods.synth.retelling import retold_shape
 from rods.tasks.model import Task
 
 #: Longest query a reply may hold (characters): the template backend's longest turns
@@ -135,11 +135,28 @@ def _call_info(plan: Plan, execution: Execution, index: int) -> dict[str, Any]:
         "picks": picks(plan.calls[index].bindings, execution.results),
         "retold": sorted(plan.calls[index].retold),
         "retold_as": retold_as(plan, execution, index),
+        "made_for": made_for(plan, execution, index),
     }
 
 
+def made_for(plan: Plan, execution: Execution, index: int) -> dict[str, str]:
+    """Bound values an earlier write made for a name it was given, by that name: the user id that
+    `add_contact(user_name='Ines Yilmaz')` made is 'Ines Yilmaz' to the person asking ("send it to 'Ines
+    Yilmaz'", not "to that person"), as a member id `add_member(name=...)` made is that member's name."""
+    out = {}
+    for key, (src, _) in plan.calls[index].bindings.items():
+        maker = plan.calls[src] if src < len(plan.calls) else None
+        if maker is None or not maker.changed or maker.bindings or maker.retold:
+            continue
+        given = [*execution.calls[src].arguments.values(), *execution.calls[src].args]
+        value = execution.calls[index].arguments.get(key)
+        if len(given) == 1 and isinstance(given[0], str) and given[0] != value and " " in given[0].strip():
+            out[key] = given[0]
+    return out
+
+
 def retold_as(plan: Plan, execution: Execution, index: int) -> dict[str, dict[str, str]]:
-    """Per text the call passes on from an earlier result, how it was made (`coherence.retold_shape`): the
+    """Per text the call passes on from an earlier result, how it was made (`rods.synth.retelling.retold_shape`): the
     query says it ("'Update:' followed by that text"), so the text the gold call posts is the one asked for."""
     arguments = execution.calls[index].arguments
     return {param: retold_shape(arguments[param], execution.results[src])

@@ -321,9 +321,10 @@ class ValueRemapper:
             return str(self.number(int(text)))
         if role in ("first", "last") and re.fullmatch(r"[A-Z][a-z]+", text.strip()):
             return self._named(text.strip(), self._first if role == "first" else self._surnames)
-        handle = re.fullmatch(r"@([A-Z][a-z]+)", text.strip())
-        if handle and role in (None, "person", "first"):  # "@Julia": a person's handle, another first name
-            return "@" + self._named(handle.group(1), self._first)
+        handle = re.fullmatch(r"@([A-Z][A-Za-z]+)", text.strip())
+        if handle and role in (None, "person", "first"):  # "@Julia", "@InsightfulTeam": a person's handle, a name
+            word = handle.group(1)  # a camel-case team name is no word of the text: its own key ("@insightfulteam")
+            return "@" + self._named(word if word[1:].islower() else "@" + word, self._first)
         if role in ("person", "place") and PROPER_NAME.fullmatch(text.strip()):
             parts = text.strip().split(" ")
             pools = [self._first, *[self._surnames] * (len(parts) - 1)] if role == "person" else \

@@ -1,10 +1,11 @@
 """State-aware argument proposals: names from the current directory, ids from the state, fed values, enums."""
 
 import random
+import re
 from pathlib import Path
 
 from rods.envs.environment import ToolEnvironment
-from rods.synth.arguments import ArgumentProposer, result_fields
+from rods.synth.arguments import ArgumentProposer, like, near, result_fields
 from rods.synth.values import ValueRemapper, vocabulary_of
 from rods.tasks.bfcl import API_CLASSES
 
@@ -63,6 +64,9 @@ def test_a_parameter_its_description_calls_a_file_or_a_zipcode_never_takes_a_cit
     copies = [a for seed in range(40) for a, _ in _proposer(seed).propose("cp", env, {}, limit=3)
               if a["source"] == "notes.txt" and a["destination"] not in ("drafts", "photos")]
     assert copies and all(a["destination"].endswith(".txt") for a in copies), copies  # a copy keeps its kind
+    # and is named after its file, as people name copies ('notes_backup.txt', not 'recipes.txt': the thirteenth
+    # blind reader failed 'assignments_weddings.txt' copied to 'recipes.txt' as a meaningless pairing)
+    assert all(re.fullmatch(r"notes_\w+\.txt", a["destination"]) for a in copies), copies
     env = ToolEnvironment({"VehicleControlAPI": {}}, ["VehicleControlAPI"])
     zips = {a["cityA"] for seed in range(20) for a, _ in _proposer(seed).propose("estimate_distance", env, {}, limit=2)}
     assert zips and all(z.isdigit() and len(z) == 5 for z in zips), zips
@@ -163,3 +167,18 @@ def test_digits_asked_for_are_a_few():
     env = ToolEnvironment({"MathAPI": {}}, ["MathAPI"])
     digits = {a["precision"] for seed in range(20) for a, _ in _proposer(seed).propose("logarithm", env, {}, limit=2)}
     assert digits and digits <= {1, 2, 3, 4}, digits
+
+
+def test_a_number_of_the_task_own_is_of_the_size_the_seed_gave_that_function():
+    """A certificate of 150 in the seed is one of a few hundred in its variants (`Plan.scales`): the thirteenth
+    blind reader failed a certificate of 18147 as absurd. The state's numbers of that size are preferred."""
+    assert [like(150, random.Random(s)) % 10 for s in range(20)] == [0] * 20  # as round as the seed's
+    assert all(near(like(v, random.Random(s), integer=isinstance(v, int)), v)
+               for v in (150, 50, 7, 1000, 12.5, -20) for s in range(30))
+    assert not near(18147, 150) and near(200, 150) and not near(-150, 150) and not near("150", 150)
+    env = ToolEnvironment({"MathAPI": {}}, ["MathAPI"])
+    sums = [a for seed in range(30) for a, _ in _proposer(seed).propose("add", env, {}, limit=2,
+                                                                        scales={"a": 150, "b": 2.5})]
+    assert sums and all(near(a["a"], 150) and near(a["b"], 2.5) for a in sums), sums
+    free = [a for seed in range(30) for a, _ in _proposer(seed).propose("add", env, {}, limit=2)]
+    assert not all(near(a["a"], 150) for a in free)  # without the seed's numbers: any size

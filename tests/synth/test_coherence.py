@@ -7,9 +7,10 @@ import pytest
 from synth.conftest import stratified
 
 from rods.llm import make_backend
-from rods.synth.coherence import KINDS, Coherence, retelling, retellings, retold_shape
+from rods.synth.coherence import KINDS, Coherence
 from rods.synth.pipeline import Pipeline
 from rods.synth.profile import trace_task
+from rods.synth.retelling import retelling, retellings, retold_shape
 from rods.synth.settings import SynthConfig
 from rods.tasks import Task
 from rods.tasks.bfcl import API_CLASSES
@@ -103,6 +104,25 @@ def test_a_write_to_what_an_earlier_call_removed_is_superfluous(bfcl_rules):
                        "place_order(order_type='Buy', symbol='NVDA', price=220.34, amount=10)"]], trading,
                      ["TradingBot"])
     assert "superfluous_write" not in kinds(bfcl_rules, kept), bfcl_rules.violations(kept)
+
+
+def test_one_more_made_beside_one_a_later_call_uses_is_superfluous(bfcl_rules):
+    """Two contacts added and one messaged (the thirteenth blind reader: "an extra unexplained contact"); each add
+    changes the state, so only the use of its twin's result tells that this one serves nothing."""
+    messages = {"MessageAPI": {"generated_ids": [], "user_count": 4, "current_user": "USR001",
+                               "user_map": {"Ana": "USR001", "Ben": "USR002", "Cleo": "USR003", "Dev": "USR004"},
+                               "inbox": [], "message_count": 0}}
+    extra = bfcl_task([["add_contact(user_name='Helka Weber')", "add_contact(user_name='Ines Yilmaz')",
+                        "send_message(receiver_id='USR006', message='Report is out.')"]], messages, ["MessageAPI"])
+    found = [v for v in bfcl_rules.violations(extra) if v.kind == "superfluous_write"]
+    assert [v.call for v in found] == [0] and "nothing uses" in found[0].detail, bfcl_rules.violations(extra)
+    both = bfcl_task([["add_contact(user_name='Helka Weber')", "add_contact(user_name='Ines Yilmaz')",
+                       "send_message(receiver_id='USR005', message='Report is out.')",
+                       "send_message(receiver_id='USR006', message='Report is out.')"]], messages, ["MessageAPI"])
+    assert "superfluous_write" not in kinds(bfcl_rules, both), bfcl_rules.violations(both)
+    alone = bfcl_task([["add_contact(user_name='Helka Weber')", "add_contact(user_name='Ines Yilmaz')"]], messages,
+                      ["MessageAPI"])
+    assert "superfluous_write" not in kinds(bfcl_rules, alone), bfcl_rules.violations(alone)
 
 
 def test_a_read_asked_again_or_used_by_no_one_is_unused(bfcl_rules):

@@ -256,3 +256,7 @@ def test_the_seeds_plain_numbers_and_switches_are_passed_wherever_its_functions_
     assert run.ok, run.failure
     (call,) = run.calls
     assert call.arguments["base"] == 10 and call.arguments["precision"] == 2 and call.arguments["value"] != 250
+    # every number the seed gave a function sets the size of the variant's own there (`seed_scales`)
+    assert plan.scales["logarithm"] == {"value": 250, "base": 10, "precision": 2}
+    assert plan.scales["tail"]["lines"] in api_graph.numbers["tail"]["lines"]  # elsewhere, the human tasks' middle
+    assert 250 / 3 <= call.arguments["value"] <= 750, call.arguments

@@ -154,4 +154,9 @@ def test_a_handle_becomes_another_persons_handle_and_fresh_words_name_things_peo
     first = new["mentions"][0]
     assert first.startswith("@") and first[1:] in NAMES and new["author"] == first, new
     assert new["tags"][0][1:] in NOUNS and new["tags"][0] != first.replace("@", "#")
+    # a team's camel-case handle is a person's handle too, not the word of the hashtag beside it (BFCL's seed
+    # state mentions '@InsightfulTeam' beside '#InsightfulTeam': variants mentioned '@Exports' beside '#Exports')
+    team = ValueRemapper(random.Random(3), BFCL_WORDS).remap(
+        {"tags": ["#TechTrends", "#InsightfulTeam"], "mentions": ["@InsightfulTeam"]})
+    assert team["mentions"][0][1:] in NAMES and team["mentions"][0][1:] != team["tags"][1][1:], team
     assert not {"yarrow", "anchor", "quartz", "galaxy"} & set(NOUNS) and len(NOUNS) >= 150

@@ -46,7 +46,7 @@ OUTCOMES: dict[str, tuple[str, dict[str, Any]]] = {
     "mv": ("move {source} to {destination}", {}),
     "pwd": ("tell me which directory I am in right now", {}),
     "rm": ("remove {file_name} for good", {}),
-    "rmdir": ("remove {dir_name} entirely, it is an empty folder", {}),
+    "rmdir": ("remove {dir_name}, which is empty", {}),
     "sort": ("sort {file_name} alphabetically", {}),
     "tail": ("show me the end of {file_name}", {"lines": {"1": "(just the final line)",
                                                           "*": "(just the final {lines} lines)"}}),
