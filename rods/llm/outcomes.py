@@ -96,15 +96,18 @@ def plural(noun: str) -> str:
 
 def referred(key: str, noun: str, picks: Mapping[str, Sequence[int]] | None = None) -> str:
     """A value taken from an earlier result: "that file", or, when that result listed several like it
-    (`picks[key]` = (index, count)), which one: "the second of those files", "the last of those files"."""
+    (`picks[key]` = (index, count[, item])), which one: "the second of those files", "the last of those files",
+    "the first flight's origin" (a field of the item picked)."""
     pick = (picks or {}).get(key)
     if not pick:
         return that(noun)
-    index, count = pick
-    if index == count - 1 and count > 2:
-        return f"the last of those {plural(noun)}"
-    if index < len(ORDINALS):
-        return f"the {ORDINALS[index]} of those {plural(noun)}"
+    index, count = int(pick[0]), int(pick[1])
+    item = str(pick[2]) if len(pick) > 2 else ""
+    which = "last" if index == count - 1 and count > 2 else ORDINALS[index] if index < len(ORDINALS) else None
+    if item and singular(item) not in noun and which:  # a field of the item: "the first flight's origin"
+        return f"the {which} {item}'s {noun}"
+    if which:
+        return f"the {which} of those {plural(noun)}"
     return f"{noun} number {index + 1} of those"
 
 

@@ -39,7 +39,7 @@ from typing import Any
 
 from rods.envs.domain import domain_of
 from rods.envs.schemas import function_docs as schema_docs
-from rods.synth.values import field_values, is_phrase, is_prose, leaves
+from rods.synth.values import field_values, is_filler, is_phrase, is_prose, leaves
 from rods.tasks.model import Task
 
 logger = logging.getLogger(__name__)
@@ -135,9 +135,9 @@ class APIGraph:
         field_texts: dict[str, set[str]] = defaultdict(set)
         for task in tasks:
             for owner, state in task.initial_config.items():
-                prose[owner] |= {v for v in leaves(state) if is_prose(v)}
+                prose[owner] |= {v for v in leaves(state) if is_prose(v) and not is_filler(v)}
                 for at, value in field_values(state):
-                    if is_phrase(value):
+                    if is_phrase(value) and not is_filler(value):
                         field_texts[f"{owner}/{at}"].add(value)
             trace = trace_task(task)
             for call, changed in zip(trace.calls, trace.changed):
@@ -146,7 +146,8 @@ class APIGraph:
                         graph.numbers.setdefault(call.name, {}).setdefault(param, []).append(value)
                 if call.name in graph.nodes:
                     graph.nodes[call.name].calls_seen += 1
-                    prose[graph.nodes[call.name].api_class] |= {v for v in call.arguments.values() if is_prose(v)}
+                    prose[graph.nodes[call.name].api_class] |= {v for v in call.arguments.values()
+                                                                  if is_prose(v) and not is_filler(v)}
                     if changed:
                         writes[call.name] += 1
             for i, j in data_flow_edges(trace):

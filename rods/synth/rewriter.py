@@ -36,6 +36,7 @@ from pydantic import BaseModel, Field, StringConstraints, conlist, create_model
 
 from rods.envs.domain import domain_of
 from rods.llm.base import LLMBackend
+from rods.llm.outcomes import singular
 from rods.synth.api_graph import describe, function_docs
 from rods.synth.executor import Execution
 from rods.synth.leak import leaks
@@ -166,13 +167,18 @@ def retold_as(plan: Plan, execution: Execution, index: int) -> dict[str, dict[st
 
 def picks(bindings: dict[str, tuple[int, tuple]], results: list[str]) -> dict[str, list[int]]:
     """Bound values chosen from among several like items of their source's result (the second of three files
-    listed): key -> [index, count], so a query can say which one without saying the value."""
-    out = {}
+    listed): key -> [index, count], so a query can say which one without saying the value; and, when the value
+    is a field of the item picked, what the items are (`["flights", 0, "origin"]` -> [0, 2, "flight"]: "the first
+    flight's origin", not "the first of those origins", which the user never saw listed)."""
+    out: dict[str, list[Any]] = {}
     for key, (src, path) in bindings.items():
         node = result_value(results[src]) if src < len(results) else None
-        for step in path:
+        for k, step in enumerate(path):
             if _collection(node) and len(node) > 1:
                 out[key] = [step if isinstance(node, list) else list(node).index(step), len(node)]
+                field = path[k + 1:]
+                if field and isinstance(field[-1], str) and k and isinstance(path[k - 1], str):
+                    out[key].append(singular(path[k - 1].replace("_", " ")))
                 break
             try:
                 node = node[step]
@@ -221,7 +227,8 @@ def turn_contexts(plan: Plan, execution: Execution) -> list[dict[str, Any]]:
 def _pick_missing(calls: list[dict[str, Any]], said: list[dict[str, Any]] = ()) -> dict[str, Any] | None:
     """The value a miss_param turn leaves out: a user-given scalar, preferably one no other argument
     up to that turn repeats (otherwise the query would still say it elsewhere); else a list the user gives
-    whole (the people a post mentions)."""
+    whole (the people a post mentions); and rather one of a call the turn makes once ("go into a folder, go into
+    the 'x' folder" read as robotic: a blank beside a named twin)."""
     def given(key: str, value: Any, bound: list[str]) -> bool:
         if isinstance(value, list):
             return bool(value) and not any(b == key or b.startswith(f"{key}[") for b in bound) \
@@ -234,7 +241,10 @@ def _pick_missing(calls: list[dict[str, Any]], said: list[dict[str, Any]] = ()) 
     def repeated(value: Any) -> bool:
         return sum(v == value for args in said for v in args.values()) > 1
 
-    for call, key, value in sorted(candidates, key=lambda c: (isinstance(c[2], list), repeated(c[2]))):
+    def twinned(call: dict[str, Any]) -> bool:
+        return sum(c["function"] == call["function"] for c in calls) > 1
+
+    for call, key, value in sorted(candidates, key=lambda c: (isinstance(c[2], list), repeated(c[2]), twinned(c[0]))):
         return {"index": call["index"], "param": key, "value": value}
     return None
 

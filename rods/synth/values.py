@@ -102,6 +102,17 @@ def is_prose(text: Any) -> bool:
         and not (len(words[0]) >= 3 and words[0].isupper())
 
 
+def is_filler(text: Any) -> bool:
+    """A text test data holds in place of one a person wrote: one about being a file or sample ("This is a hidden
+    file.", "Sample content of file1", "Lorem ipsum ..."). It stays where a seed has it; a variant draws no
+    text of its own from it (the fourteenth blind read failed 'This is a hidden file.' written into a roadmap)."""
+    return isinstance(text, str) and bool(_FILLER.search(text))
+
+
+_FILLER = re.compile(r"\b(?:file\d*|files|sample|dummy|placeholder|lorem|ipsum|test(?:ing)?|foo|bar|baz|"
+                     r"content|contents|document|text)\b", re.IGNORECASE)
+
+
 #: Name pieces of a field or parameter that holds a person's name (`author`, `lent_to`, `member`, `first_name`).
 PERSON_WORDS = frozenset({"author", "owner", "member", "customer", "person", "first", "last", "surname", "recipient",
                           "sender", "borrower", "passenger", "guest", "employee", "manager", "contact", "lent",

@@ -3,7 +3,8 @@
 import random
 
 from rods.envs.vocabulary import NAMES, NOUNS
-from rods.synth.values import ValueRemapper, is_distinctive, is_kept_word, is_prose, leaves, vocabulary_of
+from rods.synth.api_graph import reference_graph
+from rods.synth.values import ValueRemapper, is_distinctive, is_filler, is_kept_word, is_prose, leaves, vocabulary_of
 
 BFCL_WORDS = vocabulary_of("bfcl")
 
@@ -160,3 +161,18 @@ def test_a_handle_becomes_another_persons_handle_and_fresh_words_name_things_peo
         {"tags": ["#TechTrends", "#InsightfulTeam"], "mentions": ["@InsightfulTeam"]})
     assert team["mentions"][0][1:] in NAMES and team["mentions"][0][1:] != team["tags"][1][1:], team
     assert not {"yarrow", "anchor", "quartz", "galaxy"} & set(NOUNS) and len(NOUNS) >= 150
+
+
+def test_texts_test_data_holds_about_itself_are_no_texts_a_variant_draws():
+    """'This is a hidden file.' written into a roadmap log, 'Sample content of file1' into a csv: the fourteenth
+    blind reader failed both as placeholders. They stay prose (a seed's own text is replaced whole), but the
+    environment's pool of texts people wrote holds none of them."""
+    for text in ("This is a hidden file.", "Sample content of file1", "Lorem ipsum dolor sit amet, consectetur.",
+                 "This is a test document."):
+        assert is_prose(text) and is_filler(text), text
+    for text in ("Meeting highlights and notes.", "Q1: $5000, Q2: $7000, Q3: $6000, Q4: $8000",
+                 "Initial outline of the Dylan project."):
+        assert not is_filler(text), text
+    graph = reference_graph("bfcl")
+    pooled = [t for texts in graph.prose.values() for t in texts]
+    assert len(pooled) >= 100 and not any(is_filler(t) for t in pooled)
