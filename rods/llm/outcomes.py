@@ -62,13 +62,15 @@ def is_plural(noun: str) -> bool:
     return last in IRREGULAR_PLURALS or (len(last) > 3 and last.endswith("s") and not last.endswith(("ss", "us", "is")))
 
 
-IRREGULAR_PLURALS = frozenset({"people", "children", "men", "women", "data", "media", "criteria", "feet", "teeth"})
+#: Plurals that do not end in "s", with their singulars where they have one in use.
+_SINGULARS = {"people": "person", "children": "child", "men": "man", "women": "woman", "feet": "foot", "teeth": "tooth"}
+IRREGULAR_PLURALS = frozenset({*_SINGULARS, "data", "media", "criteria"})
 
 
 def singular(noun: str) -> str:
     """ "people" -> "person", "hashtags" -> "hashtag", "flight ids" -> "flight id": one of what a plural names."""
     head, _, last = noun.rpartition(" ")
-    one = {"people": "person", "children": "child", "men": "man", "women": "woman"}.get(last.lower())
+    one = _SINGULARS.get(last.lower())
     if one is None:
         one = last[:-3] + "y" if last.endswith("ies") else last[:-1] if is_plural(last) else last
     return f"{head} {one}" if head else one

@@ -33,7 +33,7 @@ import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +102,12 @@ class APIGraph:
     #: function -> parameter -> the numbers its human tasks gave it: the size of a variant's own number there
     #: (`rods.synth.planner.seed_scales`; a certificate of 150, not of 18147).
     numbers: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+
+    @cached_property
+    def typical_numbers(self) -> dict[str, dict[str, float]]:
+        """Function -> parameter -> the middle of the numbers its human tasks gave it (`numbers`), computed once."""
+        return {name: {p: sorted(v)[len(v) // 2] for p, v in params.items() if v}
+                for name, params in self.numbers.items()}
 
     @classmethod
     def from_docs(cls, classes: Iterable[str]) -> APIGraph:

@@ -142,12 +142,11 @@ def seed_settings(trace: Trace) -> dict[str, dict[str, Any]]:
     return out
 
 
-def seed_scales(trace: Trace, seen: dict[str, dict[str, list[float]]] | None = None) -> dict[str, dict[str, float]]:
+def seed_scales(trace: Trace, typical: dict[str, dict[str, float]] | None = None) -> dict[str, dict[str, float]]:
     """Per function, the number the seed gave it, settings or not (`send_certificate(amount=150)`), else the
-    middle of those the environment's human tasks gave it (`APIGraph.numbers`): a variant's own number there is
-    of that size (`rods.synth.arguments.like`), as the domain's people ask."""
-    out: dict[str, dict[str, float]] = {name: {p: sorted(v)[len(v) // 2] for p, v in params.items() if v}
-                                        for name, params in (seen or {}).items()}
+    middle of those the environment's human tasks gave it (`APIGraph.typical_numbers`): a variant's own number
+    there is of that size (`rods.synth.arguments.like`), as the domain's people ask."""
+    out = {name: dict(params) for name, params in (typical or {}).items()}
     mine: dict[str, dict[str, float]] = {}
     for call in trace.calls:
         for param, value in call.arguments.items():
@@ -305,7 +304,7 @@ class Planner:
         subs = {j: name for j, (name, slot) in enumerate(zip(chosen, slots)) if name != slot.seed_function}
         return Plan(seed, calls, config, narrative, copy.deepcopy(seed.missed_function), remapper, attempt, rng_seed,
                     subs, held, uncalled, candidates, frozenset(self.graph.flows), seed_settings(info.trace),
-                    seed_scales(info.trace, self.graph.numbers))
+                    seed_scales(info.trace, self.graph.typical_numbers))
 
     # ------------------------------------------------------------ sequence
 
