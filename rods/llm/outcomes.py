@@ -365,6 +365,9 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
     def fill(template: str) -> str:
         if missing is not None:  # "create a folder" (its name follows), not "a folder called a folder"
             template = re.sub(rf"\s+(?:called|named)\s+\{{{missing}\}}", "", template)
+        for param in bound_set:  # "remove that empty folder", "remove the first of those folders"
+            template = re.sub(rf"\b(?:a|an|the) ((?:\w+ )*?\w+)\s+(?:called|named)\s+\{{{param}\}}",
+                              f"{{{param}}}" if param in (picks or {}) else r"that \1", template)
         return re.sub(r"\{(\w+)\}", lambda m: slot(m.group(1), arguments.get(m.group(1)), bound=bound_set,
                                                    missing=missing, nouns=nouns, forms=forms, picks=picks, said=said),
                       template)

@@ -35,6 +35,7 @@ from typing import Any
 
 from rods.llm.base import ChatRequest, Completion, LLMBackend, LLMConfig, LLMError
 from rods.llm.outcomes import indefinite, is_plural, named_arguments, noun, outcome, say, singular, that
+from rods.llm.pronouns import it_for_repeats
 
 
 def subject(cls: str) -> str:
@@ -118,7 +119,7 @@ def request(turn: dict[str, Any]) -> str:
              for c in calls]
     if not steps:
         return "Where do things stand now?"
-    steps = _collapsed(steps, [_place(c) for c in calls])
+    steps = it_for_repeats(_collapsed(steps, [_place(c) for c in calls]), calls)
     last = ", and then " if len(steps) > 2 else " and then "
     body = steps[0] if len(steps) == 1 else ", ".join(steps[:-1]) + last + steps[-1]
     if not any(_writes(c) for c in calls):
@@ -282,8 +283,10 @@ def goal(turns: list[dict[str, Any]]) -> str:
             _named(calls[-1]) & _named(w) for w in writes if w.get("index") in first):
         return ""  # a look at what the first request changed is a check, not a goal to announce before it
     asked = {_gist(c, left_out.get(c.get("index"))) for c in calls if c.get("index") in first}
-    wanted = [_gist(c, left_out.get(c.get("index"))) for c in ends]
-    wanted = [w for w in dict.fromkeys(wanted) if w not in asked]  # nor asked again in its words
+    gists = {c.get("index"): _gist(c, left_out.get(c.get("index"))) for c in ends}
+    ends = [c for c in ends if gists[c.get("index")] not in asked]  # nor asked again in its words
+    ends = [c for i, c in enumerate(ends) if gists[c.get("index")] not in [gists[e.get("index")] for e in ends[:i]]]
+    wanted = it_for_repeats([gists[c.get("index")] for c in ends], ends)
     if not wanted:
         return ""
     what = wanted[0] if len(wanted) == 1 else ", ".join(wanted[:-1]) + " and " + wanted[-1]
