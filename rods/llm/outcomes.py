@@ -239,6 +239,8 @@ def indefinite(noun: str) -> str:
         return "some " + noun
     if noun == "person":
         return "someone"
+    if noun.startswith("other "):  # "compare 'a.txt' with another file"
+        return "an" + noun
     return ("an " if noun[:1].lower() in "aeio" else "a ") + noun
 
 

@@ -102,6 +102,8 @@ def retold(call: dict[str, Any]) -> dict[str, str]:
 #: temp."): adding it, not correcting a name they never gave ("I meant 'cinder' for the folder" read to the twelfth
 #: blind reader as a correction of nothing), nor filling a form ("Use 'notebook' for the folder", the thirteenth).
 SUPPLIED = ("The {what} {be} {value}.", "Sorry, the {what} {be} {value}.", "Oh, the {what} {be} {value}.")
+#: The same for the one person a request left as "someone" ("Oh, it's '@Anouk'", not "the person is").
+SUPPLIED_SOMEONE = ("It's {value}.", "Sorry, it's {value}.", "Oh, it's {value}.")
 
 
 def request(turn: dict[str, Any]) -> str:
@@ -110,7 +112,8 @@ def request(turn: dict[str, Any]) -> str:
     if turn.get("kind") == "supply_missing":
         miss = turn["missing"]
         what = _one_of(noun(miss["param"], turn.get("nouns")), miss["value"])
-        frame = SUPPLIED[len(str(miss["value"])) % len(SUPPLIED)]
+        frames = SUPPLIED_SOMEONE if indefinite(what) == "someone" else SUPPLIED
+        frame = frames[len(str(miss["value"])) % len(frames)]
         return frame.format(value=say(miss["value"]), what=what, be="are" if is_plural(what) else "is")
     missing = turn.get("missing", {}) if turn.get("kind") == "ask_missing" else {}
     calls = grouped(turn.get("calls", []), missing.get("index"))

@@ -43,6 +43,7 @@ from rods.synth.leak import leaks
 from rods.synth.plan import Plan
 from rods.synth.profile import result_value
 from rods.synth.retelling import retold_shape
+from rods.synth.values import leaves
 from rods.tasks.model import Task
 
 #: Longest query a reply may hold (characters): the template backend's longest turns
@@ -215,8 +216,9 @@ def turn_contexts(plan: Plan, execution: Execution) -> list[dict[str, Any]]:
                 out.append({"turn": t, "kind": "calls", "calls": [_call_info(plan, execution, j) for j in per_turn[t]]})
             continue
         calls = [_call_info(plan, execution, j) for j in per_turn[t + 1]]
-        said = [c.arguments for c in execution.calls[: max(per_turn[t + 1], default=-1) + 1]]
-        missing = _pick_missing(calls, said) if seed.category == "miss_param" and seed.question[t + 1] else None
+        said = [c.arguments for c in execution.calls]  # the goal and later turns say values too
+        missing = (_pick_missing(calls, said, frozenset(map(json.dumps, leaves(plan.initial_config))))
+                   if seed.category == "miss_param" and seed.question[t + 1] else None)
         if missing:
             out.append({"turn": t, "kind": "ask_missing", "calls": calls, "missing": missing})
         else:
@@ -224,11 +226,15 @@ def turn_contexts(plan: Plan, execution: Execution) -> list[dict[str, Any]]:
     return out
 
 
-def _pick_missing(calls: list[dict[str, Any]], said: list[dict[str, Any]] = ()) -> dict[str, Any] | None:
-    """The value a miss_param turn leaves out: a user-given scalar, preferably one no other argument
-    up to that turn repeats (otherwise the query would still say it elsewhere); else a list the user gives
-    whole (the people a post mentions); and rather one of a call the turn makes once ("go into a folder, go into
-    the 'x' folder" read as robotic: a blank beside a named twin)."""
+def _pick_missing(calls: list[dict[str, Any]], said: list[dict[str, Any]] = (),
+                  there: frozenset[str] = frozenset()) -> dict[str, Any] | None:
+    """The value a miss_param turn leaves out: a user-given value, preferably one no other argument up to that
+    turn repeats (otherwise the query would still say it elsewhere), of a call the turn makes once ("go into a
+    folder, go into the 'x' folder" read as robotic: a blank beside a named twin), and rather one a person
+    leaves open than the thing they ask about (`_openness`): BFCL's people leave out where a copy goes ("into a
+    folder right within the same directory") or whom to mention, and readers failed "go into a folder" and
+    "search a file" (a name the user plainly knows) in the fourteenth and fifteenth blind reads. `there`: the
+    values (JSON) the state held at the start; a destination among them is a place, one not there a new name."""
     def given(key: str, value: Any, bound: list[str]) -> bool:
         if isinstance(value, list):
             return bool(value) and not any(b == key or b.startswith(f"{key}[") for b in bound) \
@@ -244,9 +250,22 @@ def _pick_missing(calls: list[dict[str, Any]], said: list[dict[str, Any]] = ()) 
     def twinned(call: dict[str, Any]) -> bool:
         return sum(c["function"] == call["function"] for c in calls) > 1
 
-    for call, key, value in sorted(candidates, key=lambda c: (isinstance(c[2], list), repeated(c[2]), twinned(c[0]))):
+    for call, key, value in sorted(candidates, key=lambda c: (repeated(c[2]), twinned(c[0]),
+                                                              _openness(*c, there=there))):
         return {"index": call["index"], "param": key, "value": value}
     return None
+
+
+def _openness(call: dict[str, Any], param: str, value: Any, there: frozenset[str] = frozenset()) -> int:
+    """How plainly a person leaves this value open, least first: where a thing goes, a place the state has (0;
+    not a new name: "move it to a destination" for a rename reads as a blank), whom or what a list names (1), a
+    call's further value (2), the thing the call is about, its first value (3)."""
+    if set(re.split(r"[_\W]+", param.lower())) & {"destination", "target", "to", "dest"} \
+            and json.dumps(value) in there:
+        return 0
+    if isinstance(value, list):
+        return 1
+    return 3 if next(iter(call["arguments"]), None) == param else 2
 
 
 class Rewriter:
