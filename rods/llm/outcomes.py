@@ -363,6 +363,19 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
                                missing=missing, nouns=nouns, effect=effect, picks=picks, said=said)
     main, optional = phrase
     bound_set = set(bound)
+    used = set(re.findall(r"\{(\w+)\}", main))
+
+    def said_in_main(param: str) -> str:
+        """A code said in the main phrase, by its segment's words ("how many words"; "" when not passed)."""
+        segment, value = optional[param], arguments.get(param)
+        if not isinstance(segment, dict):
+            return slot(param, value, bound=bound_set, missing=missing, nouns=nouns, forms=forms, picks=picks,
+                        said=said)
+        if param in bound_set or param == missing:  # not a value to say: the words for the usual one
+            return segment.get("") or slot(param, value, bound=bound_set, missing=missing, nouns=nouns)
+        if value in (None, ""):
+            return segment.get("", "")
+        return segment.get(value) or segment.get(str(value)) or say(value)
 
     def fill(template: str) -> str:
         if missing is not None:  # "create a folder" (its name follows), not "a folder called a folder"
@@ -370,13 +383,14 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
         for param in bound_set:  # "remove that empty folder", "remove the first of those folders"
             template = re.sub(rf"\b(?:a|an|the) ((?:\w+ )*?\w+)\s+(?:called|named)\s+\{{{param}\}}",
                               f"{{{param}}}" if param in (picks or {}) else r"that \1", template)
-        return re.sub(r"\{(\w+)\}", lambda m: slot(m.group(1), arguments.get(m.group(1)), bound=bound_set,
-                                                   missing=missing, nouns=nouns, forms=forms, picks=picks, said=said),
-                      template)
+        return re.sub(r"\{(\w+)\}", lambda m: said_in_main(m.group(1)) if m.group(1) in optional else slot(
+            m.group(1), arguments.get(m.group(1)), bound=bound_set, missing=missing, nouns=nouns, forms=forms,
+            picks=picks, said=said), template)
 
-    used = set(re.findall(r"\{(\w+)\}", main))
     text = fill(main)
     for param, segment in optional.items():
+        if param in used:  # said in the main phrase
+            continue
         used.add(param)
         if param not in arguments or arguments[param] in (None, ""):
             continue

@@ -259,7 +259,10 @@ def _pick_missing(calls: list[dict[str, Any]], said: list[dict[str, Any]] = (),
 def _openness(call: dict[str, Any], param: str, value: Any, there: frozenset[str] = frozenset()) -> int:
     """How plainly a person leaves this value open, least first: where a thing goes, a place the state has (0;
     not a new name: "move it to a destination" for a rename reads as a blank), whom or what a list names (1), a
-    call's further value (2), the thing the call is about, its first value (3)."""
+    call's further value (2), the thing the call is about, its first value (3), a code ('w', 4: no blank a
+    person leaves)."""
+    if len(str(value)) <= 2:
+        return 4
     if set(re.split(r"[_\W]+", param.lower())) & {"destination", "target", "to", "dest"} \
             and json.dumps(value) in there:
         return 0

@@ -87,6 +87,9 @@ def is_distinctive(value: Any, vocabulary: frozenset[str]) -> bool:
     return False
 
 
+#: A name joined of words ("research_notes.txt", "projects-photography"), with its extension.
+_COMPOUND = re.compile(r"(?P<stem>[A-Za-z]+(?:[_-][A-Za-z]+)+)(?P<ext>\.[A-Za-z0-9]{1,5})?")
+
 #: A sentence: words, numbers and a person's punctuation, no code signs (`_ / = < > { } [ ] \\ |`).
 _PROSE = re.compile(r"[A-Za-z0-9 .,;:!?'\"#@&%$()+-]+")
 
@@ -341,7 +344,34 @@ class ValueRemapper:
             pools = [self._first, *[self._surnames] * (len(parts) - 1)] if role == "person" else \
                 [self._places] * len(parts)
             return " ".join(self._named(word, pool) for word, pool in zip(parts, pools))
+        compound = self._compound(text)
+        if compound is not None:
+            return compound
         return _WORD.sub(lambda m: self._token(m.group(0)), text)
+
+    def _compound(self, text: str) -> str | None:
+        """A name joined of two or more distinctive words, by one new word of its own with the kept parts:
+        'research_notes.txt' -> 'assignments.txt', 'projects_photography' -> 'forecasts' (word by word:
+        'assignments_weddings.txt', a mash-up three blind readers failed). The word is drawn for this name alone,
+        so it is no other name's ('projects' and 'projects_photography' stay two folders). None for any other
+        text."""
+        found = _COMPOUND.fullmatch(text)
+        if found is None:
+            return None
+        parts = re.split(r"([_-])", found["stem"])
+        words = parts[::2]
+        distinctive = [i for i, w in enumerate(words) if not is_kept_word(w, self.vocabulary)]
+        if len(distinctive) < 2:
+            return None
+        one = distinctive[0]
+        word = self._new_word(words[one])  # a word of its own: no other name's (a folder 'projects' stays apart)
+        word = word[0].upper() + word[1:] if words[one][:1].isupper() else word
+        marks = [*parts[1::2], ""]
+        kept = [(word if i == one else w, mark) for i, (w, mark) in enumerate(zip(words, marks))
+                if i == one or i not in distinctive]
+        new = "".join(w + mark for w, mark in kept[:-1]) + kept[-1][0] + (found["ext"] or "")
+        self.texts[text] = new
+        return new
 
     def _whole(self, text: str, owner: str | None, at: str | None) -> str | None:
         """A text people wrote in place of the whole of `text`: a sentence for a sentence, a text held under the

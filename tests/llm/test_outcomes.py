@@ -166,4 +166,7 @@ def test_a_code_segment_says_one_and_any_other_value():
         "(just the final line)")
     assert outcome("tail", {"file_name": "a.txt", "lines": 5}, params=["file_name", "lines"]).endswith(
         "(just the final 5 lines)")
-    assert outcome("wc", {"file_name": "a.txt", "mode": "w"}, params=["file_name", "mode"]).endswith("in words")
+    # a code with a slot in the outcome is said there, and the usual one when the call passes none
+    assert outcome("wc", {"file_name": "a.txt", "mode": "w"}, params=["file_name", "mode"]) == \
+        "tell me how many words 'a.txt' has"
+    assert outcome("wc", {"file_name": "a.txt"}, params=["file_name", "mode"]) == "tell me how many lines 'a.txt' has"

@@ -1,6 +1,7 @@
 """New content: one consistent, seeded remapping; what counts as a copied value."""
 
 import random
+import re
 
 from rods.envs.vocabulary import NAMES, NOUNS
 from rods.synth.api_graph import reference_graph
@@ -176,3 +177,27 @@ def test_texts_test_data_holds_about_itself_are_no_texts_a_variant_draws():
     graph = reference_graph("bfcl")
     pooled = [t for texts in graph.prose.values() for t in texts]
     assert len(pooled) >= 100 and not any(is_filler(t) for t in pooled)
+
+
+def test_a_name_of_several_words_becomes_a_name_of_one_new_word_and_different_names_stay_different():
+    """'research_notes.txt' -> 'assignments.txt', not 'assignments_weddings.txt' (a mash-up of two drawn words
+    that three blind readers failed); over the names of every BFCL train seed's file system."""
+    from rods.tasks.bfcl import load_split
+    checked = 0
+    for seed in load_split("train"):
+        config = seed.initial_config.get("GorillaFileSystem")
+        if not config:
+            continue
+        names = sorted({k for k in leaves(config) if isinstance(k, str) and re.fullmatch(r"[\w.-]+", k)})
+        r = ValueRemapper(random.Random(7), BFCL_WORDS, leaves(seed.initial_config))
+        new = {name: r.text(name) for name in names}
+        assert len(set(new.values())) == len(new), seed.id  # different names stay different
+        for name, made in new.items():
+            stem = re.sub(r"\.\w{1,5}$", "", name)
+            words = [w for w in re.split(r"[_-]", stem) if w]
+            if len(words) >= 2 and sum(not is_kept_word(w, BFCL_WORDS) for w in words) >= 2 \
+                    and re.fullmatch(r"[A-Za-z_-]+", stem):
+                drawn = [w for w in re.split(r"[_.-]", made) if not is_kept_word(w, BFCL_WORDS)]
+                assert len(drawn) == 1 and made.endswith(name[len(stem):]), (name, made)
+                checked += 1
+    assert checked >= 10

@@ -5,7 +5,9 @@ A user asks for outcomes ("show me the end of 'log.txt'"), not for functions
 one outcome phrase per function of the eight classes: `{param}` slots stand
 for the call's arguments; optional arguments add a segment only when the call
 has them (a boolean segment is a pair: said when true, said when false; a
-code's segment maps each code to words, "*" any other value). `FORMS` says how some supplied values
+code's segment maps each code to words, "*" any other value; a code with a
+slot in the outcome itself is said there, "" giving the words when the call
+does not pass it). `FORMS` says how some supplied values
 are said, `NOUNS` what an argument names ("that file", "some file"),
 `SUBJECTS` what each class is about. `rods.llm.outcomes` fills them in.
 
@@ -51,7 +53,8 @@ OUTCOMES: dict[str, tuple[str, dict[str, Any]]] = {
     "tail": ("show me the end of {file_name}", {"lines": {"1": "(just the final line)",
                                                           "*": "(just the final {lines} lines)"}}),
     "touch": ("create an empty file called {file_name}", {}),
-    "wc": ("tell me how long {file_name} is", {"mode": {"l": "in lines", "w": "in words", "c": "in characters"}}),
+    "wc": ("tell me how many {mode} {file_name} has",
+           {"mode": {"l": "lines", "w": "words", "c": "characters", "": "lines"}}),
     # MathAPI
     "absolute_value": ("tell me the absolute size of {number}, ignoring its sign", {}),
     "add": ("add these two numbers together: {a} and {b}", {}),
