@@ -245,12 +245,17 @@ def _each(step: str) -> str:
 
 
 def _gist(call: dict[str, Any], missing: str | None = None) -> str:
-    """A call's outcome as part of a goal: values the user gives kept, values taken from results as "a ...", the
-    value a miss_param turn leaves out as "a ..." (the goal must not give it away)."""
+    """A call's outcome as part of a goal: values the user gives kept, but a long text ("write some text into
+    'notes.md'": its turn says it), values taken from results as "a ...", the value a miss_param turn leaves out
+    as "a ..." (the goal must not give it away)."""
     params = list(call.get("params", {}))
     arguments, rename = named_arguments(call.get("arguments", {}), call.get("args", []), params)
     bound = {rename.get(b, b) for b in call.get("bound", [])}
     said = {k: v if "said" in call["retold_as"][k] else "what we find" for k, v in retold(call).items()}
+    for param, value in arguments.items():  # a long text is said in its turn, not recited in the goal too
+        if param not in bound and isinstance(value, str) and len(value.split()) >= 4 and param not in said:
+            what = noun(param, call.get("nouns"))
+            said[param] = "some text" if what == "text" else indefinite(what)
     text = outcome(call["function"], arguments, params=params, bound=bound, missing=missing,
                    description=call.get("description", ""), phrase=call.get("phrase"), nouns=call.get("nouns"),
                    forms=call.get("forms"), effect=_effect(call), said=said)
@@ -304,8 +309,7 @@ def _named(call: dict[str, Any]) -> set[Any]:
 
 #: Ways a person states what they are after (one per task, picked by its calls, so tasks do not all open alike);
 #: the first request follows as the first step towards it (`FIRST`).
-GOALS = ("I need to {what}.", "I'd like to {what}.", "I want to {what}.", "I'm trying to {what}.",
-         "My plan is to {what}.")
+GOALS = ("I need to {what}.", "I'd like to {what}.", "I want to {what}.", "I'm trying to {what}.")
 #: How the first request follows a goal: as the first step ("First, can you ...?").
 FIRST = ("First,", "To start,", "Before that,", "To begin,")
 
