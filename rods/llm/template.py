@@ -75,9 +75,15 @@ def call_outcome(call: dict[str, Any], missing: str | None) -> str:
     arguments, rename = named_arguments(call.get("arguments", {}), call.get("args", []), params)
     bound = {rename.get(b, b) for b in call.get("bound", [])}
     picks = {rename.get(k, k): v for k, v in call.get("picks", {}).items()}
-    return outcome(call["function"], arguments, params=params, bound=bound, missing=missing,
+    text = outcome(call["function"], arguments, params=params, bound=bound, missing=missing,
                    description=call.get("description", ""), phrase=call.get("phrase"), nouns=call.get("nouns"),
                    forms=call.get("forms"), effect=_effect(call), picks=picks, said=retold(call))
+    for param, (field, what, _) in call.get("field_of", {}).items():  # "'Kasimir Andrade' (that book's author)"
+        value = arguments.get(param)
+        if param != missing and isinstance(value, str) and say(value) in text:
+            told = f"{say(value)} ({that(what)}'s {field.replace('_', ' ')})"
+            text = text.replace(say(value), told, 1)
+    return text
 
 
 def retold(call: dict[str, Any]) -> dict[str, str]:

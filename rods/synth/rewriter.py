@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field, StringConstraints, conlist, create_model
 
 from rods.envs.domain import domain_of
 from rods.llm.base import LLMBackend
-from rods.llm.outcomes import singular
+from rods.llm.outcomes import noun, singular
 from rods.synth.api_graph import describe, function_docs
 from rods.synth.executor import Execution
 from rods.synth.leak import leaks
@@ -138,7 +138,53 @@ def _call_info(plan: Plan, execution: Execution, index: int) -> dict[str, Any]:
         "retold": sorted(plan.calls[index].retold),
         "retold_as": retold_as(plan, execution, index),
         "made_for": made_for(plan, execution, index),
+        "field_of": field_of(plan, execution, index),
     }
+
+
+def field_of(plan: Plan, execution: Execution, index: int) -> dict[str, list[str]]:
+    """Values the user gives that are a field of a record this turn or the one before named: the author of the
+    book just lent, the origin of the reservation just looked up -> {param: [field, the record's noun, its key]},
+    so the query can say how they relate ("'Kasimir Andrade' (that book's author)"); without it, a lend
+    and a search of that book's author read as two chores."""
+    records = _records(plan.initial_config)
+    turn = plan.calls[index].turn
+    docs = function_docs(plan.seed.involved_classes)
+    named = []  # (the record's noun, its key) as earlier calls of this turn and the one before named them
+    for j in range(index):
+        if plan.calls[j].turn >= turn - 1:
+            doc = docs.get(execution.calls[j].name, {})
+            nouns = phrasing(doc.get("class"), execution.calls[j].name, doc).get("nouns", {})
+            named += [(noun(p, nouns), v) for p, v in execution.calls[j].arguments.items()
+                      if isinstance(v, str) and v in records]
+    given = {p: v for p, v in execution.calls[index].arguments.items()
+             if p not in plan.calls[index].bindings and p not in plan.calls[index].retold
+             and isinstance(v, str) and len(v) >= 3}
+    out = {}
+    for param, value in given.items():
+        for key, record in reversed(named):
+            field = next((f for f, x in records[record].items() if x == value and isinstance(f, str)), None)
+            if field is not None and record != value:
+                out[param] = [field, key, record]
+                break
+    return out
+
+
+def _records(state: Any) -> dict[str, dict[str, Any]]:
+    """The state's records (dicts of fields) by their key in a map, for `field_of`."""
+    out: dict[str, dict[str, Any]] = {}
+    stack = [state]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(key, str) and isinstance(value, dict) and value and \
+                        all(not isinstance(v, dict) for v in value.values()):
+                    out.setdefault(key, value)
+                stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return out
 
 
 def made_for(plan: Plan, execution: Execution, index: int) -> dict[str, str]:

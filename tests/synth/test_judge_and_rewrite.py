@@ -515,3 +515,24 @@ def test_the_value_left_out_is_rather_one_a_person_leaves_open_than_what_the_req
     assert _pick_missing([grep])["param"] == "pattern"
     # a value said again elsewhere is never the one left out, however open it is
     assert _pick_missing([grep, cp], said=[cp["arguments"], cp["arguments"], grep["arguments"]])["index"] == 1
+
+
+def test_a_value_that_is_a_field_of_the_record_just_named_says_so(monkeypatch):
+    """A lend of book 'bk-201' and then a search of its author's books: the query says the author is that book's
+    (`rewriter.field_of`), so the two turns read as one errand, not two chores (the fifteenth blind read); an
+    author of another book gets no such words."""
+    from rods.synth.plan import PlannedCall
+    monkeypatch.syspath_prepend(str(EXAMPLES / "byo_env"))
+    seeds = read_tasks(EXAMPLES / "byo_env" / "seeds.jsonl")
+    seed = next(t for t in seeds if t.id == "lib-2")
+    plan = Planner(make_backend("template"), graph_for(seed.environment, seeds)).plan(seed, rng=random.Random(0))
+    plan.initial_config = seed.initial_config
+    for author, said in (("Ines Moreau", True), ("Kofi Mensah", False)):  # bk-201 is Ines Moreau's
+        plan.calls = [PlannedCall("lend_book", {"book_id": "bk-201", "member": "Omar Haddad"}, turn=0, changed=True),
+                      PlannedCall("search_books", {"author": author}, turn=1, changed=False)]
+        run = run_plan(plan)
+        assert run.ok, run.results
+        search = turn_contexts(plan, run)[1]["calls"][0]
+        assert (search["field_of"] == {"author": ["author", "book", "bk-201"]}) is said, search["field_of"]
+        asked = request(turn_contexts(plan, run)[1])
+        assert ("(that book's author)" in asked) is said and f"'{author}'" in asked, asked
