@@ -29,7 +29,8 @@ def it_for_repeats(steps: list[str], calls: list[dict[str, Any]]) -> list[str]:
         if len(before) != 1:
             continue
         value, = before
-        param = next((p for p, v in _arguments(calls[k]).items() if v == value and p not in _bound(calls[k])), None)
+        arguments, bound = _arguments(calls[k])
+        param = next((p for p, v in arguments.items() if v == value and p not in bound), None)
         if param is None:
             continue
         what = noun(param, calls[k].get("nouns"))
@@ -42,18 +43,16 @@ def it_for_repeats(steps: list[str], calls: list[dict[str, Any]]) -> list[str]:
 def _names(call: dict[str, Any], step: str) -> set[str]:
     """The names and ids a step says (quoted, with no space: not a text), and one more per value taken from an
     earlier result ("that file": another thing "it" could mean)."""
-    said = {v for p, v in _arguments(call).items()
-            if isinstance(v, str) and v and not re.search(r"\s", v) and say(v) in step and p not in _bound(call)}
-    return said | {f"#bound:{b}" for b in _bound(call)}
+    arguments, bound = _arguments(call)
+    said = {v for p, v in arguments.items()
+            if isinstance(v, str) and v and not re.search(r"\s", v) and say(v) in step and p not in bound}
+    return said | {f"#bound:{b}" for b in bound}
 
 
-def _arguments(call: dict[str, Any]) -> dict[str, Any]:
-    return named_arguments(call.get("arguments", {}), call.get("args", []), list(call.get("params", {})))[0]
-
-
-def _bound(call: dict[str, Any]) -> set[str]:
-    _, rename = named_arguments(call.get("arguments", {}), call.get("args", []), list(call.get("params", {})))
-    return {rename.get(b, b).split("[")[0] for b in call.get("bound", [])}
+def _arguments(call: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    """A call's arguments by name (positional ones named) and the names of those taken from earlier results."""
+    arguments, rename = named_arguments(call.get("arguments", {}), call.get("args", []), list(call.get("params", {})))
+    return arguments, {rename.get(b, b).split("[")[0] for b in call.get("bound", [])}
 
 
 def _said_as_it(step: str, value: str, what: str) -> str:

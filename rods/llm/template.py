@@ -297,10 +297,11 @@ def goal(turns: list[dict[str, Any]]) -> str:
             _named(calls[-1]) & _named(w) for w in writes if w.get("index") in first):
         return ""  # a look at what the first request changed is a check, not a goal to announce before it
     asked = {_gist(c, left_out.get(c.get("index"))) for c in calls if c.get("index") in first}
-    gists = {c.get("index"): _gist(c, left_out.get(c.get("index"))) for c in ends}
-    ends = [c for c in ends if gists[c.get("index")] not in asked]  # nor asked again in its words
-    ends = [c for i, c in enumerate(ends) if gists[c.get("index")] not in [gists[e.get("index")] for e in ends[:i]]]
-    wanted = it_for_repeats([gists[c.get("index")] for c in ends], ends)
+    by_gist: dict[str, dict[str, Any]] = {}  # each outcome once, none the first request asks in its words
+    for c in ends:
+        by_gist.setdefault(_gist(c, left_out.get(c.get("index"))), c)
+    by_gist = {g: c for g, c in by_gist.items() if g not in asked}
+    wanted = it_for_repeats(list(by_gist), list(by_gist.values()))
     if not wanted:
         return ""
     what = wanted[0] if len(wanted) == 1 else ", ".join(wanted[:-1]) + " and " + wanted[-1]

@@ -40,6 +40,7 @@ from rods.llm.outcomes import noun, singular
 from rods.synth.api_graph import describe, function_docs
 from rods.synth.executor import Execution
 from rods.synth.leak import leaks
+from rods.synth.parameters import tokens
 from rods.synth.plan import Plan
 from rods.synth.profile import result_value
 from rods.synth.retelling import retold_shape
@@ -120,7 +121,8 @@ def phrasing(cls: str | None, function: str, doc: dict[str, Any]) -> dict[str, A
     return out
 
 
-def _call_info(plan: Plan, execution: Execution, index: int) -> dict[str, Any]:
+def _call_info(plan: Plan, execution: Execution, index: int,
+               records: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     call = execution.calls[index]
     doc = function_docs(plan.seed.involved_classes).get(call.name, {})
     return {
@@ -138,16 +140,18 @@ def _call_info(plan: Plan, execution: Execution, index: int) -> dict[str, Any]:
         "retold": sorted(plan.calls[index].retold),
         "retold_as": retold_as(plan, execution, index),
         "made_for": made_for(plan, execution, index),
-        "field_of": field_of(plan, execution, index),
+        "field_of": field_of(plan, execution, index, records),
     }
 
 
-def field_of(plan: Plan, execution: Execution, index: int) -> dict[str, list[str]]:
+def field_of(plan: Plan, execution: Execution, index: int,
+             records: dict[str, dict[str, Any]] | None = None) -> dict[str, list[str]]:
     """Values the user gives that are a field of a record this turn or the one before named: the author of the
     book just lent, the origin of the reservation just looked up -> {param: [field, the record's noun, its key]},
     so the query can say how they relate ("'Kasimir Andrade' (that book's author)"); without it, a lend
-    and a search of that book's author read as two chores."""
-    records = _records(plan.initial_config)
+    and a search of that book's author read as two chores. `records`: `_records` of the plan's initial config,
+    walked once per task by `turn_contexts`."""
+    records = _records(plan.initial_config) if records is None else records
     turn = plan.calls[index].turn
     docs = function_docs(plan.seed.involved_classes)
     named = []  # (the record's noun, its key) as earlier calls of this turn and the one before named them
@@ -248,6 +252,9 @@ def turn_contexts(plan: Plan, execution: Execution) -> list[dict[str, Any]]:
     per_turn: list[list[int]] = [[] for _ in range(seed.num_turns)]
     for j, planned in enumerate(plan.calls):
         per_turn[planned.turn].append(j)
+    records = _records(plan.initial_config)  # walked once: a tau2 database is large
+    said = [c.arguments for c in execution.calls]  # the goal and later turns say values too
+    there = frozenset(map(json.dumps, leaves(plan.initial_config))) if seed.category == "miss_param" else frozenset()
     out: list[dict[str, Any]] = []
     for t in range(seed.num_turns):
         if not seed.question[t]:
@@ -259,11 +266,11 @@ def turn_contexts(plan: Plan, execution: Execution) -> list[dict[str, Any]]:
                 nouns = next((c.get("nouns", {}) for c in out[-1]["calls"] if c.get("index") == asked.get("index")), {})
                 out.append({"turn": t, "kind": "supply_missing", "calls": [], "missing": asked, "nouns": nouns})
             else:
-                out.append({"turn": t, "kind": "calls", "calls": [_call_info(plan, execution, j) for j in per_turn[t]]})
+                out.append({"turn": t, "kind": "calls", "calls": [_call_info(plan, execution, j, records)
+                                                                  for j in per_turn[t]]})
             continue
-        calls = [_call_info(plan, execution, j) for j in per_turn[t + 1]]
-        said = [c.arguments for c in execution.calls]  # the goal and later turns say values too
-        missing = (_pick_missing(calls, said, frozenset(map(json.dumps, leaves(plan.initial_config))))
+        calls = [_call_info(plan, execution, j, records) for j in per_turn[t + 1]]
+        missing = (_pick_missing(calls, said, there)
                    if seed.category == "miss_param" and seed.question[t + 1] else None)
         if missing:
             out.append({"turn": t, "kind": "ask_missing", "calls": calls, "missing": missing})
@@ -309,8 +316,7 @@ def _openness(call: dict[str, Any], param: str, value: Any, there: frozenset[str
     person leaves)."""
     if len(str(value)) <= 2:
         return 4
-    if set(re.split(r"[_\W]+", param.lower())) & {"destination", "target", "to", "dest"} \
-            and json.dumps(value) in there:
+    if tokens(param) & {"destination", "target", "to", "dest"} and json.dumps(value) in there:
         return 0
     if isinstance(value, list):
         return 1
