@@ -14,7 +14,8 @@ OUT="${1:-.whl}"
 PY="${PYTHON:-.venv/bin/python}"
 [ -x "$PY" ] || PY=python3
 PACKAGES=(trl datasets dill multiprocess pydantic pydantic-core annotated-types typing-inspection
-          openai jiter httpx2 httpcore2 truststore sniffio bfcl-eval)
+          openai jiter httpx2 httpcore2 truststore sniffio bfcl-eval
+          jsonschema jsonschema-specifications referencing rpds-py attrs docstring-parser faker)
 pins=()
 for name in "${PACKAGES[@]}"; do
     version="$("$PY" -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p')"

@@ -39,6 +39,7 @@ from typing import Any
 
 from rods.envs.domain import domain_of
 from rods.envs.schemas import function_docs as schema_docs
+from rods.synth.value_model import ValueModel, class_source
 from rods.synth.values import field_values, is_filler, is_phrase, is_prose, leaves
 from rods.tasks.model import Task
 
@@ -102,6 +103,8 @@ class APIGraph:
     #: function -> parameter -> the numbers its human tasks gave it: the size of a variant's own number there
     #: (`rods.synth.planner.seed_scales`; a certificate of 150, not of 18147).
     numbers: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    #: What each state field and parameter may hold (`rods.synth.value_model`), inferred from the same tasks.
+    values: ValueModel = field(default_factory=ValueModel)
 
     @cached_property
     def typical_numbers(self) -> dict[str, dict[str, float]]:
@@ -169,6 +172,7 @@ class APIGraph:
                 node.effect = "unknown" if not node.calls_seen else "write" if writes[name] else "read"
         graph.prose = {owner: sorted(texts) for owner, texts in sorted(prose.items()) if texts}
         graph.field_texts = {at: sorted(texts) for at, texts in sorted(field_texts.items())}
+        graph.values = ValueModel.infer(tasks, function_docs(classes), {c: class_source(c) for c in classes})
         logger.info("API graph: %d functions, %d edges from %d tasks", len(graph.nodes), len(graph.edges), len(tasks))
         return graph
 

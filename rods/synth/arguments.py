@@ -60,6 +60,7 @@ from rods.synth.parameters import (
     tokens,
 )
 from rods.synth.profile import linkable, result_value, value_paths
+from rods.synth.value_model import is_person_name
 from rods.synth.values import ValueRemapper, is_distinctive, role_of
 
 EXTENSIONS = ("txt", "md", "csv", "log", "json")
@@ -115,13 +116,19 @@ class ArgumentProposer:
         self._state: tuple[Any, str | None, list[Segment]] | None = None  # (env, class, its state values)
         #: Parameter -> the values earlier calls of the task were given for it (`remember`).
         self.earlier: dict[str, list[Any]] = {}
+        #: Parameter -> every scalar earlier calls gave it, small numbers too (two nights searched, two booked).
+        self.given: dict[str, list[Any]] = {}
+        self._function: str | None = None  # the function `propose` is filling, and whether it only reads
+        self._reading = False
 
     def remember(self, calls: Iterable[ToolCall]) -> None:
         """The task's calls so far: a later parameter of the same name may take the same value (the same file,
         the same book), so the calls are about one thing (a data flow still decides the edges)."""
-        self.earlier = {}
+        self.earlier, self.given = {}, {}
         for call in calls:
             for param, value in call.arguments.items():
+                if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+                    self.given.setdefault(param, []).append(value)
                 if isinstance(value, (str, int)) and not isinstance(value, bool) and linkable(value):
                     self.earlier.setdefault(param, []).append(value)
 
@@ -153,6 +160,7 @@ class ArgumentProposer:
         that size (`like`).
         """
         optional = optional or {}
+        self._function, self._reading = function, reading
         params = self.params(function, optional)
         taken = dict(params)
         every = self.docs.get(function, {}).get("parameters", {}).get("properties", {})
@@ -274,6 +282,9 @@ class ArgumentProposer:
             return self.rng.random() < 0.5
         if enum:
             return self.rng.choice(enum)
+        modelled = self._modelled(name, kind, state, env, owner)
+        if modelled is not None:
+            return modelled
         parts = tokens(name)
         described = described_as(spec or {})
         if not reading and kind == "string" and names_a_new_thing(name, spec or {}):
@@ -312,6 +323,36 @@ class ArgumentProposer:
                 return phrase
         return self._fresh(name, kind, owner, described)
 
+    def _modelled(self, name: str, kind: str, state: list[Segment], env: RolloutEnvironment,
+                  owner: str | None) -> Any:
+        """The value the environment's value model (`rods.synth.value_model`) gives this parameter, or None to
+        choose as for any other: a date or an amount an earlier call of the task gave it (the nights searched
+        are the nights booked), a member of its category (one the state holds first: a room type the hotel
+        has), a date as far from today as the seeds' dates are."""
+        model = self.remapper.model
+        slot = model.parameter(self._function, name) if model is not None and self._function else None
+        if slot is None:
+            return None
+        again = [v for v in self.given.get(name, ()) if fits_type(v, kind)]
+        if again and (slot.kind == "date" or (slot.kind == "quantity" and isinstance(again[-1], int)
+                                               and 0 < again[-1] <= 30)):
+            return again[-1]
+        if slot.kind == "category" and slot.members:
+            members = sorted(m for m in slot.members if fits_type(m, kind))
+            held = {v for _, values in state for (_, _, _, v) in values if isinstance(v, str)}
+            pool = [m for m in members if m in held] or members
+            return self.rng.choice(pool) if pool else None
+        if slot.kind == "person":  # a person the state holds, for a read; a new person for a write
+            if self._reading:
+                held = sorted({v for _, values in state for (_, _, _, v) in values if isinstance(v, str)
+                               and is_person_name(v, model.people)})
+                return self.rng.choice(held) if held else None
+            return self.remapper.name("person") if kind == "string" else None
+        if slot.kind == "date" and owner is not None:
+            today = model.today_of(owner, public_state(env.instance(owner)))
+            return None if today is None else model.draw_date(slot, today, self.rng)
+        return None
+
     def _phrase_from(self, state: list[Segment]) -> str | None:
         """A word or two of a text the state holds (a line of a file, a title): what a person searches for is
         in the data, not made up. None when the state holds no text."""
@@ -335,6 +376,11 @@ class ArgumentProposer:
             role, parts = None, parts | {"file"}
         if kind == "string" and role is not None:  # a person's name, a city: never a noun or an id
             return self.remapper.name(role)
+        slot = self.remapper.model.parameter(self._function, name) if self.remapper.model and self._function else None
+        if slot is not None and slot.kind == "quantity" and kind in ("integer", "number", "float"):
+            drawn = self.remapper.model.draw_quantity(slot, self.rng)  # of the size the seeds gave it
+            if drawn is not None:
+                return int(drawn) if kind == "integer" else drawn
         if kind == "integer" and is_count(name):  # how many of something a person asks for: a few
             return self.rng.randint(1, 5)
         if kind in ("integer", "number", "float") and parts & PRECISION_WORDS:  # digits: a few

@@ -50,7 +50,12 @@ Each rule is a detector over a task executed on its own environment
   read about nothing in particular (no distinctive argument; not the task's
   last call) that shares no flow or mention with any other call and that no
   later call relies on (more such reads than its seed has), even when its
-  turn asks for it.
+  turn asks for it;
+* ``out_of_domain``: a value of the state or of a call that leaves what the
+  environment's value model (`rods.synth.value_model`, inferred from its
+  schema, code and seeds) lets that slot hold: a category value outside its
+  set (a room type the hotel has no such rooms of), a person named with words
+  for things, a date far further from today than the seeds' dates are.
 
 Rules know no domain: roles come from names (parameters, result fields, state
 paths), the domain's nouns (`Domain.nouns`) and the flows seen in human seeds.
@@ -74,7 +79,7 @@ from rods.synth.values import is_distinctive, vocabulary_of
 from rods.tasks.model import Task, content_hash
 
 KINDS = ("degenerate_value", "precision", "id_as_name", "role_mismatch_flow", "superfluous_write",
-         "unused_read", "no_goal")
+         "unused_read", "no_goal", "out_of_domain")
 #: The rules a ground truth can be held to before its queries exist (`unused_read` then only finds repeats).
 PLAN_KINDS = KINDS
 
@@ -103,6 +108,7 @@ class SeedCounts(NamedTuple):
     isolated_turns: int = 0
     stray_reads: int = 0
     known_reads: int = 0
+    undone_writes: int = 0
 
 
 @dataclass(frozen=True)
@@ -221,10 +227,16 @@ class Coherence:
                  *self.role_mismatches(trace, flows)]
         if "superfluous_write" in wanted:
             found += self.superfluous_writes(task, trace)
+            undone = self.undone_writes(trace)
+            if len(undone) > (self.seed_groups(seed).undone_writes if seed is not None else 0):
+                found += [Violation("superfluous_write", j, f"{trace.calls[j].name}: ends what an earlier call of "
+                                    "the task did (booked, then cancelled)") for j in undone]
         if "unused_read" in wanted:
             found += self.unused_reads(task, trace, flows, queries)
             if seed is not None and (not found or found[-1].kind != "unused_read"):  # judged beside its seed only
                 found += self.known_read(task, trace, self.seed_groups(seed).known_reads)
+        if "out_of_domain" in wanted:
+            found += self.out_of_domain(task)
         if "no_goal" in wanted:
             found += self.no_goal(trace, flows, allowed.groups)
             if not found or found[-1].kind != "no_goal":
@@ -232,6 +244,13 @@ class Coherence:
             if not found or found[-1].kind != "no_goal":
                 found += self.stray_read(task, trace, flows, allowed.stray_reads)
         return [v for v in found if v.kind in wanted]
+
+    def out_of_domain(self, task: Task) -> list[Violation]:
+        """Values the environment's value model does not admit (one violation, naming the first few)."""
+        from rods.synth.api_graph import graph_for
+
+        broken = graph_for(self.environment).values.violations(task)
+        return [Violation("out_of_domain", -1, "; ".join(broken[:3]))] if broken else []
 
     def seed_groups(self, seed: Task) -> SeedCounts:
         """What a variant of `seed` is allowed (`SeedCounts`), computed once per seed content."""
@@ -241,7 +260,8 @@ class Coherence:
             flows = flows_of(trace, self.params)
             self._seed_groups[key] = SeedCounts(self.groups(trace, flows), len(self.isolated_turns(seed, trace, flows)),
                                                 len(self.stray_reads(seed, trace, flows)),
-                                                len(self.known_reads(seed, trace)))
+                                                len(self.known_reads(seed, trace)),
+                                                len(self.undone_writes(trace)))
         return self._seed_groups[key]
 
     def degenerate_values(self, task: Task, trace: Trace, flows: list[Flow]) -> list[Violation]:
@@ -300,6 +320,18 @@ class Coherence:
             out.append(Violation("role_mismatch_flow", flow.target,
                                  f"{source.name} -> {target.name}({flow.param}={flow.value!r}): the value plays "
                                  "another role where it comes from"))
+        return out
+
+    def undone_writes(self, trace: Trace) -> list[int]:
+        """Writes that end (cancel, delete, remove: `_ends`) a thing an earlier write of the task made or changed:
+        a plan that undoes itself, which no person asks for unless the seed does so."""
+        out = []
+        for j, changed in enumerate(trace.changed):
+            ended = set(_ends(trace.calls[j], self.params.get(trace.calls[j].name, []))) if changed else set()
+            if ended and any(trace.changed[i] and not _ends(trace.calls[i], self.params.get(trace.calls[i].name, []))
+                             and (ended & _named_values(trace.calls[i]) or any(v in trace.results[i] for v in ended))
+                             for i in range(j)):
+                out.append(j)
         return out
 
     def superfluous_writes(self, task: Task, trace: Trace) -> list[Violation]:

@@ -22,6 +22,7 @@ from rods.envs.classes import REPLAY_KEY
 from rods.envs.domain import domain_of_task
 from rods.envs.validation import describe, validate_task
 from rods.reward import score
+from rods.synth.api_graph import graph_for
 from rods.synth.profile import (
     ComplexityProfile,
     Trace,
@@ -70,7 +71,9 @@ def copied_values(seed: Task, variant: Task, produced: set[str] = frozenset()) -
                  if is_distinctive(v, words)}
     seed_cfg = {json.dumps(v) for v in config_leaves(seed) if is_distinctive(v, words)}
     var_args = {json.dumps(v) for turn in parse_ground_truth(variant) for c in turn for v in call_values(c)}
-    return sorted(((seed_args & var_args) | (seed_cfg & cfg(variant))) - set(produced))
+    # a member of one of the environment's categories (a room type, a status) is no copy: it is what the slot holds
+    categories = {json.dumps(v) for v in graph_for(seed.environment).values.categories()}
+    return sorted(((seed_args & var_args) | (seed_cfg & cfg(variant))) - set(produced) - categories)
 
 
 def returned_values(trace: Trace) -> set[str]:

@@ -279,7 +279,8 @@ class Planner:
         rng_seed = rng.randrange(2**31)
         local = random.Random(rng_seed)
         remapper = ValueRemapper(local, vocabulary_of(seed.environment), info.avoid, jitter=self.config.jitter,
-                                 keep=info.keep, prose=self.graph.prose, field_texts=self.graph.field_texts)
+                                 keep=info.keep, prose=self.graph.prose, field_texts=self.graph.field_texts,
+                                 model=self.graph.values)
         config = {cls: remapper.remap(value, cls) for cls, value in info.base_config.items()}
         domain_of_task(seed).adjust_config(config, seed, local)
         slots = list(info.slots)

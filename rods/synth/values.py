@@ -44,6 +44,7 @@ from typing import Any
 
 from rods.envs.domain import domain_of
 from rods.envs.vocabulary import NAMES, NOUNS, PLACES, SURNAMES, WORD as _WORD
+from rods.synth.value_model import ValueModel, company_suffixes, name_shaped, people_pools, shift_date
 
 SMALL_INT = 10
 
@@ -257,8 +258,13 @@ class ValueRemapper:
 
     def __init__(self, rng: random.Random, vocabulary: frozenset[str], avoid: list[Any] = (), jitter: float = 0.3,
                  keep: frozenset = frozenset(), prose: Mapping[str, Sequence[str]] | None = None,
-                 field_texts: Mapping[str, Sequence[str]] | None = None):
+                 field_texts: Mapping[str, Sequence[str]] | None = None, model: ValueModel | None = None):
         self.rng = rng
+        self.model = model
+        # dates move together by whole weeks (a weekday stays that weekday, a day stays as far from today), from a
+        # stream of their own so that the draws below stay as they were
+        side = random.Random(hash(tuple(rng.getstate()[1][:8])))
+        self.shift = 7 * side.randint(1, 8) * side.choice((-1, 1))
         self.keep = keep
         self.vocabulary = vocabulary
         self.jitter = jitter
@@ -276,6 +282,15 @@ class ValueRemapper:
         self._first, self._surnames, self._places = list(NAMES), list(SURNAMES), list(PLACES)
         for pool in (self._first, self._surnames, self._places):
             random.Random(f"{rng.random()}").shuffle(pool)
+        # people of many countries (Faker's names), each named within one country's names
+        pools = people_pools()
+        self._locales = sorted(pools)
+        side.shuffle(self._locales)
+        self._people = {locale: (side.sample(firsts, len(firsts)), side.sample(lasts, len(lasts)))
+                        for locale, (firsts, lasts) in pools.items()}
+        self._first = [n for locale in self._locales for n in self._people[locale][0][:8]]
+        side.shuffle(self._first)
+        self._locale: dict[str, str] = {}  # a drawn first or family name -> the country it was drawn from
         self.texts: dict[str, str] = {}  # whole texts mapped to whole texts: sentences, phrases
         self._prose: dict[str, list[str]] = {}
         self._any_prose: list[str] = []
@@ -297,24 +312,104 @@ class ValueRemapper:
         names: see `is_field_key`) are re-drawn like values. Its sentences become
         sentences `owner`'s human tasks wrote.
         """
-        return self._value(value, top=True, owner=owner)
+        return self._value(value, top=True, owner=owner, path=owner or "")
 
     def _value(self, value: Any, top: bool = False, role: str | None = None, owner: str | None = None,
-               at: str | None = None) -> Any:
+               at: str | None = None, path: str = "") -> Any:
         if isinstance(value, dict):
             by_id = not top and bool(value) and all(isinstance(v, (dict, list)) for v in value.values())
-            return {self._key(k, keep=top or (not by_id and is_field_key(k))):
-                    self._value(v, role=role_of(k), owner=owner, at=k if is_field_key(k) else None)
-                    for k, v in value.items()}
-        if isinstance(value, list):
-            return [self._value(v, role=role, owner=owner, at=at) for v in value]
-        if isinstance(value, tuple):
-            return tuple(self._value(v, role=role, owner=owner, at=at) for v in value)
+            out = {}
+            for k, v in value.items():
+                keep = top or (not by_id and is_field_key(k))
+                new_key = k if keep else self._modelled(k, f"{path}/#key", None)
+                out[self._key(k, keep=keep) if new_key is None else new_key] = self._value(
+                    v, role=role_of(k), owner=owner, at=k if is_field_key(k) else None,
+                    path=f"{path}/{k if keep else '*'}")
+            return out
+        if isinstance(value, (list, tuple)):
+            items = [self._value(v, role=role, owner=owner, at=at, path=f"{path}/[]") for v in value]
+            return items if isinstance(value, list) else tuple(items)
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            modelled = self._modelled(value, path, role)
+            if modelled is not None:
+                return modelled
         if isinstance(value, str):
             return self.text(value, role, owner, at)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return self.number(value)
         return value
+
+    def _modelled(self, value: Any, path: str, role: str | None) -> Any:
+        """The new value of a state slot the environment's `ValueModel` knows, or None to draw as any other: a
+        category value stays (another member of its set would change what the state says of the record), a date
+        moves by the variant's `shift`, a person's name becomes a person's name."""
+        slot = self.model.field(path) if self.model is not None else None
+        if slot is None:
+            return None
+        if slot.kind == "category" and isinstance(value, str):
+            return value
+        if slot.kind == "date":
+            return self.date(value)
+        if slot.kind == "company" and isinstance(value, str) and value[:1].isupper():
+            return self.company(value)
+        if slot.kind == "person" and isinstance(value, str) and role not in ("first", "last") \
+                and name_shaped(value) and not value.startswith("@"):
+            return self.person(value)
+        return None
+
+    def date(self, value: Any) -> Any:
+        """A date or day number moved by the variant's `shift` (the same move for every date, so each stays as far
+        from today and from the others as in the seed)."""
+        if isinstance(value, str):
+            if value not in self.texts:
+                self.texts[value] = shift_date(value, self.shift)
+            return self.texts[value]
+        if isinstance(value, int) and not isinstance(value, bool):
+            self.numbers[float(value)] = value + self.shift
+            return value + self.shift
+        return value
+
+    def person(self, text: str) -> str:
+        """A person's name for a seed's person's: first and family names of one country (Faker's), the same
+        person for the same name, and the same new word for a word two names share (a family's surname)."""
+        if text in self.texts:
+            return self.texts[text]
+        words = text.strip().split()
+        first = words[0].lower()
+        locale = self._locale.get(self.words.get(first, ""))
+        if locale is None:
+            locale = self._locales[len(self._locale) % len(self._locales)]
+        firsts, lasts = self._people[locale]
+        new = [self._named_from(words[0], firsts, locale)]
+        new += [w if len(w) <= 3 and w.islower() else self._named_from(w, lasts, locale) for w in words[1:]]
+        self.texts[text] = " ".join(new)
+        return self.texts[text]
+
+    def company(self, text: str) -> str:
+        """A company's name for a seed's company's: a family name of one country and the ending the seed's name
+        has (`Ltd`, `GmbH`), or another companies have; the same company for the same name."""
+        if text not in self.texts:
+            words = text.strip().split()
+            endings = company_suffixes()
+            ending = words[-1] if len(words) > 1 and words[-1] in endings else self.rng.choice(endings)
+            locale = self._locales[len(self.texts) % len(self._locales)]
+            self.texts[text] = f"{self._draw_name(self._people[locale][1], locale).capitalize()} {ending}"
+        return self.texts[text]
+
+    def _named_from(self, word: str, pool: list[str], locale: str) -> str:
+        """One word of a name, mapped consistently to a name of `pool` (one country's)."""
+        low = word.lower()
+        if low not in self.words:
+            self.words[low] = self._draw_name(pool, locale)
+        return self.words[low][0].upper() + self.words[low][1:]
+
+    def _draw_name(self, pool: list[str], locale: str) -> str:
+        """A name of `pool` not drawn before and not the seed's, lower case, remembered as `locale`'s."""
+        found = next((n for n in pool if n.lower() not in self._used and n.lower() not in self._avoid_words), None)
+        name = (found or self._draw(self._surnames)).lower()
+        self._used.add(name)
+        self._locale[name] = locale
+        return name
 
     def text(self, text: str, role: str | None = None, owner: str | None = None, at: str | None = None) -> str:
         """Replace distinctive words and digit runs inside a string, keeping its shape. A person's name (`role`
@@ -339,6 +434,8 @@ class ValueRemapper:
         if handle and role in (None, "person", "first"):  # "@Julia", "@InsightfulTeam": a person's handle, a name
             word = handle.group(1)  # a camel-case team name is no word of the text: its own key ("@insightfulteam")
             return "@" + self._named(word if word[1:].islower() else "@" + word, self._first)
+        if role == "person" and name_shaped(text) and " " in text.strip():
+            return self.person(text)
         if role in ("person", "place") and PROPER_NAME.fullmatch(text.strip()):
             parts = text.strip().split(" ")
             pools = [self._first, *[self._surnames] * (len(parts) - 1)] if role == "person" else \
@@ -400,7 +497,9 @@ class ValueRemapper:
     def name(self, role: str) -> str:
         """A fresh person's name ("Amara Novak"), first or family name, or place ("Porto") for a new value."""
         if role == "person":
-            return f"{self._draw(self._first).capitalize()} {self._draw(self._surnames).capitalize()}"
+            locale = self._locales[len(self._locale) % len(self._locales)]
+            firsts, lasts = self._people[locale]
+            return f"{self._draw_name(firsts, locale).capitalize()} {self._draw_name(lasts, locale).capitalize()}"
         if role in ("first", "last"):
             return self._draw(self._first if role == "first" else self._surnames).capitalize()
         return self._draw(self._places).capitalize()

@@ -1,0 +1,253 @@
+"""The value model (rods.synth.value_model): what a value of an environment may be, inferred from the environment.
+
+A hotel class written here (nobody's example) shows each source of inference; the populations of every example
+environment show that accepted variants stay in their domain (the forms the blind reads failed: a category value
+outside its set, a person named with words for things, a day far from today, a plan that undoes its own write).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from rods.llm import make_backend
+from rods.synth.api_graph import function_docs, graph_for
+from rods.synth.coherence import Coherence
+from rods.synth.pipeline import Pipeline
+from rods.synth.profile import trace_task
+from rods.synth.settings import SynthConfig
+from rods.synth.value_model import ValueModel, class_source, is_person_name, shift_date
+from rods.synth.values import ValueRemapper, vocabulary_of
+from rods.tasks import Task, read_tasks
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+HOTEL = textwrap.dedent('''
+    from typing import Literal
+    from rods.envs import tool
+
+    DISCOUNTS = {"standard": 0.0, "silver": 0.05, "gold": 0.1}
+
+    class Hotel:
+        def __init__(self, today: int = 1, rooms: dict | None = None, guests: dict | None = None,
+                     stays: dict | None = None) -> None:
+            self.today = today
+            self.rooms = rooms or {}
+            self.guests = guests or {}
+            self.stays = stays or {}
+
+        @tool("read")
+        def find_rooms(self, room_type: Literal["single", "double", "twin", "suite"], nights: int) -> list:
+            """Free rooms of a type.
+
+            Args:
+                room_type: the kind of room.
+                nights: how many nights.
+            """
+            return sorted(r for r, v in self.rooms.items() if v["type"] == room_type and not v["taken"])
+
+        @tool("write")
+        def book(self, room: str, guest: str, day: int, nights: int, board: str = "none") -> str:
+            """Book a room for a guest.
+
+            Args:
+                room: the room number.
+                guest: the guest's id.
+                day: the day of arrival.
+                nights: how many nights.
+                board: meals, one of 'none', 'breakfast' or 'half'.
+            """
+            if board not in {"none", "breakfast", "half"}:
+                raise ValueError("no such board")
+            if day < self.today:
+                raise ValueError("in the past")
+            self.rooms[room]["taken"] = True
+            key = f"S{len(self.stays) + 101}"
+            off = DISCOUNTS[self.guests[guest]["tier"]]
+            self.stays[key] = {"room": room, "guest": guest, "day": day, "nights": nights, "board": board,
+                               "price": round(self.rooms[room]["rate"] * nights * (1 - off), 2)}
+            return key
+
+        @tool("write")
+        def cancel_stay(self, stay_id: str) -> str:
+            """Cancel a stay."""
+            self.rooms[self.stays[stay_id]["room"]]["taken"] = False
+            del self.stays[stay_id]
+            return f"{stay_id} cancelled"
+
+        @tool("read")
+        def guest_record(self, guest: str) -> dict:
+            """A guest's record."""
+            return self.guests[guest]
+''')
+
+
+@pytest.fixture(scope="module")
+def hotel(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("hotel")
+    (folder / "vm_hotel.py").write_text(HOTEL)
+    sys.path.insert(0, str(folder))
+    state = {"today": 12,
+             "rooms": {"101": {"type": "single", "rate": 80.0, "taken": False},
+                       "102": {"type": "double", "rate": 120.0, "taken": True},
+                       "103": {"type": "double", "rate": 125.0, "taken": False},
+                       "201": {"type": "suite", "rate": 310.0, "taken": False}},
+             "guests": {"G-17": {"name": "Amelia Kowalski", "tier": "gold"},
+                        "G-23": {"name": "Tomas Herrera", "tier": "standard"},
+                        "G-31": {"name": "Yuki Tanaka", "tier": "silver"}},
+             "stays": {"S100": {"room": "102", "guest": "G-23", "day": 11, "nights": 3, "board": "breakfast",
+                                "price": 360.0}}}
+    seeds = [Task.model_validate({
+        "id": f"hotel-{i}", "category": "base", "environment": "vm_hotel:Hotel",
+        "question": [[{"role": "user", "content": q}] for q in questions],
+        "ground_truth": truth, "initial_config": {"vm_hotel:Hotel": state}})
+        for i, (questions, truth) in enumerate([
+            (["Any double rooms free for two nights?", "Book it for G-17 from day 14, breakfast included."],
+             [["find_rooms(room_type='double', nights=2)"],
+              ["book(room='103', guest='G-17', day=14, nights=2, board='breakfast')"]]),
+            (["What does Yuki Tanaka's record say?", "Put G-31 in the suite for 4 nights from day 15."],
+             [["guest_record(guest='G-31')"], ["book(room='201', guest='G-31', day=15, nights=4)"]]),
+        ])]
+    yield "vm_hotel:Hotel", seeds
+    sys.path.remove(str(folder))
+    sys.modules.pop("vm_hotel", None)
+
+
+def model_of(key: str, seeds: list[Task]) -> ValueModel:
+    return ValueModel.infer(seeds, function_docs([key]), {key: class_source(key)})
+
+
+def test_categories_come_from_hints_docstrings_code_and_repeats(hotel):
+    key, seeds = hotel
+    model = model_of(key, seeds)
+    # a Literal hint
+    assert model.parameter("find_rooms", "room_type").members == {"single", "double", "twin", "suite"}
+    # the field the seeds' values flow from takes the hint's set too: a twin room is a room type
+    assert model.links["find_rooms.room_type"] == f"{key}/rooms/*/type"
+    assert model.field(f"{key}/rooms/*/type").kind == "category"
+    assert "twin" in model.field(f"{key}/rooms/*/type").members
+    # a set the docstring lists, and the one the code compares against
+    assert model.parameter("book", "board").members == {"none", "breakfast", "half"}
+    # a dict of the module the code looks a field up in: the loyalty tiers
+    tiers = model.field(f"{key}/guests/*/tier")
+    assert tiers.kind == "category" and tiers.members >= {"standard", "silver", "gold"}
+
+
+def test_people_dates_and_quantities_are_told_apart(hotel):
+    key, seeds = hotel
+    model = model_of(key, seeds)
+    assert model.field(f"{key}/guests/*/name").kind == "person"
+    assert model.today == {key: f"{key}/today"}
+    day = model.field(f"{key}/stays/*/day")
+    assert day.kind == "date" and day.offsets == (-1, -1)
+    assert model.parameter("book", "day").kind == "date" and model.parameter("book", "day").offsets == (2, 3)
+    rate = model.field(f"{key}/rooms/*/rate")
+    assert rate.kind == "quantity" and (rate.low, rate.high) == (80.0, 310.0)
+    assert model.field(f"{key}/rooms/#key").kind == "identifier"
+
+
+def test_the_seeds_themselves_break_nothing_and_the_forms_that_left_the_domain_are_caught(hotel):
+    key, seeds = hotel
+    model = model_of(key, seeds)
+    assert [model.violations(s) for s in seeds] == [[], []]
+    broken = seeds[0].model_copy(deep=True)
+    state = broken.initial_config[key]
+    state["rooms"]["101"]["type"] = "worksheets"
+    state["guests"]["G-17"]["name"] = "Newsletters Quotes"
+    state["guests"]["G-17"]["tier"] = "timesheets"
+    broken.ground_truth[1] = ["book(room='103', guest='G-17', day=131, nights=2, board='breakfast')"]
+    found = "\n".join(model.violations(broken))
+    assert "'worksheets' is none of" in found and "'timesheets' is none of" in found
+    assert "'Newsletters Quotes' is no person's name" in found
+    assert "131" in found and "days from today" in found
+
+
+def test_person_names_are_names_and_nouns_are_not():
+    assert is_person_name("Amelia Kowalski") and is_person_name("Luis Fernández", known={"Luis Fernández"})
+    assert not is_person_name("Newsletters Quotes") and not is_person_name("Appendix Lectures")
+    assert not is_person_name("locked") and not is_person_name("Backlog")
+
+
+def test_dates_move_by_whole_weeks():
+    assert shift_date("2026-03-09", 14) == "2026-03-23" and shift_date("2026-03-09T10:30", -7) == "2026-03-02T10:30"
+    assert shift_date(12, 21) == 33
+    day = dt.date(2026, 3, 9)
+    for seed in range(20):
+        remapper = ValueRemapper(random.Random(seed), frozenset())
+        assert remapper.shift % 7 == 0 and remapper.shift != 0
+        moved = dt.date.fromisoformat(remapper.date(day.isoformat()))
+        assert moved.weekday() == day.weekday()
+
+
+def test_a_remapped_state_keeps_categories_people_and_its_distances_from_today(hotel):
+    key, seeds = hotel
+    model = model_of(key, seeds)
+    state = seeds[0].initial_config[key]
+    for seed in range(10):
+        remapper = ValueRemapper(random.Random(seed), vocabulary_of(key), model=model)
+        new = remapper.remap(state, key)
+        assert sorted(r["type"] for r in new["rooms"].values()) == sorted(r["type"] for r in state["rooms"].values())
+        assert {g["tier"] for g in new["guests"].values()} == {"gold", "standard", "silver"}
+        assert all(is_person_name(g["name"]) for g in new["guests"].values())
+        assert {g["name"] for g in new["guests"].values()}.isdisjoint({g["name"] for g in state["guests"].values()})
+        stay = next(iter(new["stays"].values()))
+        assert stay["day"] - new["today"] == -1  # as far from today as in the seed
+        assert new["today"] != state["today"]
+
+
+# ------------------------------------------------------------------------ populations of the examples
+
+
+EXAMPLE_ENVS = {"clinic": "clinic:Clinic", "warehouse": "warehouse:Warehouse",
+                "calendar_invites": "team_calendar:TeamCalendar", "byo_env": "library:Library"}
+
+
+@pytest.fixture(scope="module")
+def populations():
+    out = {}
+    for folder, key in EXAMPLE_ENVS.items():
+        sys.path.insert(0, str(EXAMPLES / folder))
+        seeds = read_tasks(EXAMPLES / folder / "seeds.jsonl")
+        pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=2, workers=2, seed=5))
+        out[key] = (seeds, pipeline(seeds))
+    yield out
+    for folder in EXAMPLE_ENVS:
+        sys.path.remove(str(EXAMPLES / folder))
+
+
+@pytest.mark.parametrize("key", sorted(EXAMPLE_ENVS.values()))
+def test_accepted_variants_of_every_example_stay_in_their_domain(populations, key):
+    seeds, accepted = populations[key]
+    assert accepted, f"{key}: no variant accepted"
+    model = graph_for(key, seeds).values
+    assert {v.id: model.violations(v) for v in accepted} == {v.id: [] for v in accepted}
+    people = [p for p, slot in model.fields.items() if slot.kind == "person"]
+    assert people, f"{key}: no field of people found"
+    seed_people = model.people
+    for variant in accepted:
+        for path, value in _values_at(variant, people):
+            assert is_person_name(value) or value in seed_people, (variant.id, path, value)
+
+
+@pytest.mark.parametrize("key", sorted(EXAMPLE_ENVS.values()))
+def test_no_accepted_variant_undoes_its_own_write_more_than_its_seed(populations, key):
+    seeds, accepted = populations[key]
+    by_id = {s.id: s for s in seeds}
+    rules = Coherence.learned(seeds)
+    for variant in accepted:
+        seed = by_id[variant.provenance.parent_id]
+        assert len(rules.undone_writes(trace_task(variant))) <= len(rules.undone_writes(trace_task(seed))), variant.id
+
+
+def _values_at(task: Task, paths: list[str]):
+    from rods.synth.value_model import slot_paths
+
+    for owner, state in task.initial_config.items():
+        for path, value in slot_paths(owner, state):
+            if path in paths:
+                yield path, value
