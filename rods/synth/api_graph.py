@@ -39,7 +39,8 @@ from typing import Any
 
 from rods.envs.domain import domain_of
 from rods.envs.schemas import function_docs as schema_docs
-from rods.synth.value_model import ValueModel, class_source
+from rods.synth.declared import class_source
+from rods.synth.value_model import ValueModel
 from rods.synth.values import field_values, is_filler, is_phrase, is_prose, leaves
 from rods.tasks.model import Task
 
@@ -137,7 +138,8 @@ class APIGraph:
 
         graph = cls.from_docs(classes)
         params = {name: list(node.params) for name, node in graph.nodes.items()}
-        declared = {name: doc["effect"] for name, doc in function_docs(classes).items()
+        docs = function_docs(classes)
+        declared = {name: doc["effect"] for name, doc in docs.items()
                     if doc.get("effect") in ("read", "write")}
         writes: Counter = Counter()
         prose: dict[str, set[str]] = defaultdict(set)
@@ -172,7 +174,7 @@ class APIGraph:
                 node.effect = "unknown" if not node.calls_seen else "write" if writes[name] else "read"
         graph.prose = {owner: sorted(texts) for owner, texts in sorted(prose.items()) if texts}
         graph.field_texts = {at: sorted(texts) for at, texts in sorted(field_texts.items())}
-        graph.values = ValueModel.infer(tasks, function_docs(classes), {c: class_source(c) for c in classes})
+        graph.values = ValueModel.infer(tasks, docs, {c: class_source(c) for c in classes})
         logger.info("API graph: %d functions, %d edges from %d tasks", len(graph.nodes), len(graph.edges), len(tasks))
         return graph
 

@@ -33,7 +33,7 @@ import random
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rods.envs.calls import ToolCall
 from rods.envs.contract import RolloutEnvironment, environment_from
@@ -59,9 +59,12 @@ from rods.synth.parameters import (
     names_a_new_thing,
     tokens,
 )
+from rods.synth.people import is_person_name
 from rods.synth.profile import linkable, result_value, value_paths
-from rods.synth.value_model import is_person_name
 from rods.synth.values import ValueRemapper, is_distinctive, role_of
+
+if TYPE_CHECKING:
+    from rods.synth.value_model import Slot
 
 EXTENSIONS = ("txt", "md", "csv", "log", "json")
 #: A file's name: a stem and an extension of letters and digits ("report.pdf", "test_rain1.jpg").
@@ -91,6 +94,11 @@ def _askable(value: Any) -> bool:
     if isinstance(value, str):
         return value != ""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+
+
+def _texts_of(state: list[Segment]) -> set[str]:
+    """The texts of a class's linkable state values (`ArgumentProposer._state_values`)."""
+    return {v for _, values in state for (_, _, _, v) in values if isinstance(v, str)}
 
 
 def snapshot_leaves(env: RolloutEnvironment, owner: str, state: Any = None) -> list[tuple[str, Any]]:
@@ -329,9 +337,8 @@ class ArgumentProposer:
         choose as for any other: a date or an amount an earlier call of the task gave it (the nights searched
         are the nights booked), a member of its category (one the state holds first: a room type the hotel
         has), a date as far from today as the seeds' dates are."""
-        model = self.remapper.model
-        slot = model.parameter(self._function, name) if model is not None and self._function else None
-        if slot is None:
+        model, slot = self.remapper.model, self._slot(name)
+        if model is None or slot is None:
             return None
         again = [v for v in self.given.get(name, ()) if fits_type(v, kind)]
         if again and (slot.kind == "date" or (slot.kind == "quantity" and isinstance(again[-1], int)
@@ -339,19 +346,23 @@ class ArgumentProposer:
             return again[-1]
         if slot.kind == "category" and slot.members:
             members = sorted(m for m in slot.members if fits_type(m, kind))
-            held = {v for _, values in state for (_, _, _, v) in values if isinstance(v, str)}
+            held = _texts_of(state)
             pool = [m for m in members if m in held] or members
             return self.rng.choice(pool) if pool else None
         if slot.kind == "person":  # a person the state holds, for a read; a new person for a write
             if self._reading:
-                held = sorted({v for _, values in state for (_, _, _, v) in values if isinstance(v, str)
-                               and is_person_name(v, model.people)})
-                return self.rng.choice(held) if held else None
+                held_people = sorted(v for v in _texts_of(state) if is_person_name(v, model.people))
+                return self.rng.choice(held_people) if held_people else None
             return self.remapper.name("person") if kind == "string" else None
         if slot.kind == "date" and owner is not None:
             today = model.today_of(owner, public_state(env.instance(owner)))
             return None if today is None else model.draw_date(slot, today, self.rng)
         return None
+
+    def _slot(self, name: str) -> Slot | None:
+        """What the environment's value model says the parameter `name` of the function being filled holds."""
+        model = self.remapper.model
+        return model.parameter(self._function, name) if model is not None and self._function else None
 
     def _phrase_from(self, state: list[Segment]) -> str | None:
         """A word or two of a text the state holds (a line of a file, a title): what a person searches for is
@@ -376,9 +387,10 @@ class ArgumentProposer:
             role, parts = None, parts | {"file"}
         if kind == "string" and role is not None:  # a person's name, a city: never a noun or an id
             return self.remapper.name(role)
-        slot = self.remapper.model.parameter(self._function, name) if self.remapper.model and self._function else None
-        if slot is not None and slot.kind == "quantity" and kind in ("integer", "number", "float"):
-            drawn = self.remapper.model.draw_quantity(slot, self.rng)  # of the size the seeds gave it
+        model, slot = self.remapper.model, self._slot(name)
+        if model is not None and slot is not None and slot.kind == "quantity" \
+                and kind in ("integer", "number", "float"):
+            drawn = model.draw_quantity(slot, self.rng)  # of the size the seeds gave it
             if drawn is not None:
                 return int(drawn) if kind == "integer" else drawn
         if kind == "integer" and is_count(name):  # how many of something a person asks for: a few

@@ -236,7 +236,7 @@ class Coherence:
             if seed is not None and (not found or found[-1].kind != "unused_read"):  # judged beside its seed only
                 found += self.known_read(task, trace, self.seed_groups(seed).known_reads)
         if "out_of_domain" in wanted:
-            found += self.out_of_domain(task)
+            found += self.out_of_domain(task, trace)
         if "no_goal" in wanted:
             found += self.no_goal(trace, flows, allowed.groups)
             if not found or found[-1].kind != "no_goal":
@@ -245,11 +245,11 @@ class Coherence:
                 found += self.stray_read(task, trace, flows, allowed.stray_reads)
         return [v for v in found if v.kind in wanted]
 
-    def out_of_domain(self, task: Task) -> list[Violation]:
+    def out_of_domain(self, task: Task, trace: Trace) -> list[Violation]:
         """Values the environment's value model does not admit (one violation, naming the first few)."""
         from rods.synth.api_graph import graph_for
 
-        broken = graph_for(self.environment).values.violations(task)
+        broken = graph_for(self.environment).values.violations(task, trace.calls)
         return [Violation("out_of_domain", -1, "; ".join(broken[:3]))] if broken else []
 
     def seed_groups(self, seed: Task) -> SeedCounts:
@@ -325,14 +325,12 @@ class Coherence:
     def undone_writes(self, trace: Trace) -> list[int]:
         """Writes that end (cancel, delete, remove: `_ends`) a thing an earlier write of the task made or changed:
         a plan that undoes itself, which no person asks for unless the seed does so."""
-        out = []
-        for j, changed in enumerate(trace.changed):
-            ended = set(_ends(trace.calls[j], self.params.get(trace.calls[j].name, []))) if changed else set()
-            if ended and any(trace.changed[i] and not _ends(trace.calls[i], self.params.get(trace.calls[i].name, []))
-                             and (ended & _named_values(trace.calls[i]) or any(v in trace.results[i] for v in ended))
-                             for i in range(j)):
-                out.append(j)
-        return out
+        ends = [set(_ends(call, self.params.get(call.name, []))) if changed else set()
+                for call, changed in zip(trace.calls, trace.changed)]
+        return [j for j, ended in enumerate(ends) if ended and any(
+            trace.changed[i] and not ends[i]
+            and (ended & _named_values(trace.calls[i]) or any(v in trace.results[i] for v in ended))
+            for i in range(j))]
 
     def superfluous_writes(self, task: Task, trace: Trace) -> list[Violation]:
         writes = [j for j, changed in enumerate(trace.changed) if changed]

@@ -72,7 +72,7 @@ def copied_values(seed: Task, variant: Task, produced: set[str] = frozenset()) -
     seed_cfg = {json.dumps(v) for v in config_leaves(seed) if is_distinctive(v, words)}
     var_args = {json.dumps(v) for turn in parse_ground_truth(variant) for c in turn for v in call_values(c)}
     # a member of one of the environment's categories (a room type, a status) is no copy: it is what the slot holds
-    categories = {json.dumps(v) for v in graph_for(seed.environment).values.categories()}
+    categories = {json.dumps(v) for v in graph_for(seed.environment).values.categories}
     return sorted(((seed_args & var_args) | (seed_cfg & cfg(variant))) - set(produced) - categories)
 
 

@@ -38,13 +38,17 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rods.envs.domain import domain_of
 from rods.envs.vocabulary import NAMES, NOUNS, PLACES, SURNAMES, WORD as _WORD
-from rods.synth.value_model import ValueModel, company_suffixes, name_shaped, people_pools, shift_date
+from rods.synth.dates import shift_date
+from rods.synth.people import company_suffixes, name_shaped, people_pools
+
+if TYPE_CHECKING:
+    from rods.synth.value_model import ValueModel
 
 SMALL_INT = 10
 
@@ -199,43 +203,41 @@ def field_values(state: Any) -> list[tuple[str, str]]:
     return out
 
 
-def config_values(state: Any) -> list[Any]:
-    """The values of a class's state that a variant re-draws: scalar leaves, and the keys of its maps and its
-    data-shaped keys (ids, names), not its attributes nor its records' field names (`is_field_key`)."""
-    out: list[Any] = []
-    stack: list[tuple[Any, bool]] = [(state, True)]
-    while stack:
-        node, top = stack.pop()
-        if isinstance(node, dict):
-            by_id = not top and bool(node) and all(isinstance(v, (dict, list)) for v in node.values())
-            out.extend(k for k in node if not (top or (not by_id and is_field_key(k))))
-            stack.extend((v, False) for v in node.values())
-        elif isinstance(node, (list, tuple, set)):
-            stack.extend((v, False) for v in node)
-        else:
-            out.append(node)
-    return out
-
-
-def config_shape(state: Any) -> frozenset[tuple[str, str]]:
-    """(key path, JSON type) of every value of a class's state, the keys a variant re-draws (map keys, data
-    keys: `is_field_key`) written `*`: what a variant's state must share with its seed's."""
-    out: set[tuple[str, str]] = set()
-    stack: list[tuple[str, Any, bool]] = [("", state, True)]
+def state_slots(state: Any, root: str = "") -> Iterator[tuple[str, Any]]:
+    """(path, scalar) of every value of a class's state, as a variant re-draws it: an attribute or a record's
+    field under its name (`is_field_key`), a map's records and a data-shaped key's value under `*`, a list's items
+    under `[]`; the keys of its maps and its data-shaped keys (ids, names) themselves at `.../#key`."""
+    stack: list[tuple[str, Any, bool]] = [(root, state, True)]
     while stack:
         path, node, top = stack.pop()
         if isinstance(node, dict):
             by_id = not top and bool(node) and all(isinstance(v, (dict, list)) for v in node.values())
             for k, v in node.items():
-                name = k if top or (not by_id and is_field_key(k)) else "*"
-                stack.append((f"{path}/{name}", v, False))
-        elif isinstance(node, (list, tuple)):
-            stack.extend((f"{path}[]", v, False) for v in node)
+                keyed = not top and (by_id or not is_field_key(k))
+                if keyed:
+                    yield f"{path}/#key", k
+                stack.append((f"{path}/{'*' if keyed else k}", v, False))
+        elif isinstance(node, (list, tuple, set)):
+            stack.extend((f"{path}/[]", v, False) for v in node)
         else:
-            kind = "null" if node is None else "bool" if isinstance(node, bool) else \
-                "number" if isinstance(node, (int, float)) else type(node).__name__
-            out.add((path, kind))
-    return frozenset(out)
+            yield path, node
+
+
+def config_values(state: Any) -> list[Any]:
+    """The values of a class's state that a variant re-draws: scalar leaves, and the keys of its maps and its
+    data-shaped keys (ids, names), not its attributes nor its records' field names (`is_field_key`)."""
+    return [value for _, value in state_slots(state)]
+
+
+def config_shape(state: Any) -> frozenset[tuple[str, str]]:
+    """(key path, JSON type) of every value of a class's state, the keys a variant re-draws (map keys, data
+    keys: `is_field_key`) written `*`: what a variant's state must share with its seed's."""
+    return frozenset((path, _json_kind(value)) for path, value in state_slots(state) if not path.endswith("/#key"))
+
+
+def _json_kind(value: Any) -> str:
+    return "null" if value is None else "bool" if isinstance(value, bool) else \
+        "number" if isinstance(value, (int, float)) else type(value).__name__
 
 
 class ValueRemapper:
@@ -279,8 +281,9 @@ class ValueRemapper:
         rng.shuffle(self._nouns)
         rng.shuffle(self._names)
         # people and places (drawn only when a value is one, after the words above: their streams stay)
-        self._first, self._surnames, self._places = list(NAMES), list(SURNAMES), list(PLACES)
-        for pool in (self._first, self._surnames, self._places):
+        rng.random()  # the draw that once shuffled our own first names: the draws after it stay as they were
+        self._surnames, self._places = list(SURNAMES), list(PLACES)
+        for pool in (self._surnames, self._places):
             random.Random(f"{rng.random()}").shuffle(pool)
         # people of many countries (Faker's names), each named within one country's names
         pools = people_pools()
@@ -288,7 +291,7 @@ class ValueRemapper:
         side.shuffle(self._locales)
         self._people = {locale: (side.sample(firsts, len(firsts)), side.sample(lasts, len(lasts)))
                         for locale, (firsts, lasts) in pools.items()}
-        self._first = [n for locale in self._locales for n in self._people[locale][0][:8]]
+        self._first = [n for locale in self._locales for n in self._people[locale][0][:8]]  # for handles ('@Ana')
         side.shuffle(self._first)
         self._locale: dict[str, str] = {}  # a drawn first or family name -> the country it was drawn from
         self.texts: dict[str, str] = {}  # whole texts mapped to whole texts: sentences, phrases
@@ -376,14 +379,16 @@ class ValueRemapper:
             return self.texts[text]
         words = text.strip().split()
         first = words[0].lower()
-        locale = self._locale.get(self.words.get(first, ""))
-        if locale is None:
-            locale = self._locales[len(self._locale) % len(self._locales)]
+        locale = self._locale.get(self.words.get(first, "")) or self._next_locale()
         firsts, lasts = self._people[locale]
         new = [self._named_from(words[0], firsts, locale)]
         new += [w if len(w) <= 3 and w.islower() else self._named_from(w, lasts, locale) for w in words[1:]]
         self.texts[text] = " ".join(new)
         return self.texts[text]
+
+    def _next_locale(self) -> str:
+        """The country of the next person named: the countries in turn, one per name drawn so far."""
+        return self._locales[len(self._locale) % len(self._locales)]
 
     def company(self, text: str) -> str:
         """A company's name for a seed's company's: a family name of one country and the ending the seed's name
@@ -436,11 +441,8 @@ class ValueRemapper:
             return "@" + self._named(word if word[1:].islower() else "@" + word, self._first)
         if role == "person" and name_shaped(text) and " " in text.strip():
             return self.person(text)
-        if role in ("person", "place") and PROPER_NAME.fullmatch(text.strip()):
-            parts = text.strip().split(" ")
-            pools = [self._first, *[self._surnames] * (len(parts) - 1)] if role == "person" else \
-                [self._places] * len(parts)
-            return " ".join(self._named(word, pool) for word, pool in zip(parts, pools))
+        if role == "place" and PROPER_NAME.fullmatch(text.strip()):
+            return " ".join(self._named(word, self._places) for word in text.strip().split(" "))
         compound = self._compound(text)
         if compound is not None:
             return compound
@@ -497,7 +499,7 @@ class ValueRemapper:
     def name(self, role: str) -> str:
         """A fresh person's name ("Amara Novak"), first or family name, or place ("Porto") for a new value."""
         if role == "person":
-            locale = self._locales[len(self._locale) % len(self._locales)]
+            locale = self._next_locale()
             firsts, lasts = self._people[locale]
             return f"{self._draw_name(firsts, locale).capitalize()} {self._draw_name(lasts, locale).capitalize()}"
         if role in ("first", "last"):

@@ -7,7 +7,6 @@ outside its set, a person named with words for things, a day far from today, a p
 
 from __future__ import annotations
 
-import datetime as dt
 import random
 import sys
 import textwrap
@@ -18,10 +17,12 @@ import pytest
 from rods.llm import make_backend
 from rods.synth.api_graph import function_docs, graph_for
 from rods.synth.coherence import Coherence
+from rods.synth.declared import class_source
+from rods.synth.people import is_person_name
 from rods.synth.pipeline import Pipeline
 from rods.synth.profile import trace_task
 from rods.synth.settings import SynthConfig
-from rods.synth.value_model import ValueModel, class_source, is_person_name, shift_date
+from rods.synth.value_model import ValueModel, slot_paths
 from rods.synth.values import ValueRemapper, vocabulary_of
 from rods.tasks import Task, read_tasks
 
@@ -167,23 +168,6 @@ def test_the_seeds_themselves_break_nothing_and_the_forms_that_left_the_domain_a
     assert "131" in found and "days from today" in found
 
 
-def test_person_names_are_names_and_nouns_are_not():
-    assert is_person_name("Amelia Kowalski") and is_person_name("Luis Fernández", known={"Luis Fernández"})
-    assert not is_person_name("Newsletters Quotes") and not is_person_name("Appendix Lectures")
-    assert not is_person_name("locked") and not is_person_name("Backlog")
-
-
-def test_dates_move_by_whole_weeks():
-    assert shift_date("2026-03-09", 14) == "2026-03-23" and shift_date("2026-03-09T10:30", -7) == "2026-03-02T10:30"
-    assert shift_date(12, 21) == 33
-    day = dt.date(2026, 3, 9)
-    for seed in range(20):
-        remapper = ValueRemapper(random.Random(seed), frozenset())
-        assert remapper.shift % 7 == 0 and remapper.shift != 0
-        moved = dt.date.fromisoformat(remapper.date(day.isoformat()))
-        assert moved.weekday() == day.weekday()
-
-
 def test_a_remapped_state_keeps_categories_people_and_its_distances_from_today(hotel):
     key, seeds = hotel
     model = model_of(key, seeds)
@@ -245,8 +229,6 @@ def test_no_accepted_variant_undoes_its_own_write_more_than_its_seed(populations
 
 
 def _values_at(task: Task, paths: list[str]):
-    from rods.synth.value_model import slot_paths
-
     for owner, state in task.initial_config.items():
         for path, value in slot_paths(owner, state):
             if path in paths:

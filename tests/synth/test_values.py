@@ -5,7 +5,7 @@ import re
 
 from rods.envs.vocabulary import NOUNS
 from rods.synth.api_graph import reference_graph
-from rods.synth.value_model import first_names
+from rods.synth.people import first_names
 from rods.synth.values import ValueRemapper, is_distinctive, is_filler, is_kept_word, is_prose, leaves, vocabulary_of
 
 BFCL_WORDS = vocabulary_of("bfcl")

@@ -1,0 +1,107 @@
+"""People's and companies' names: what a variant names them with, and how a name is recognised.
+
+A synthesized state names people as people (docs/design.md §4.2): first and
+family names of one country, from Faker's person providers (16 Latin-script
+locales), never the nouns a variant draws for things; a company is a family
+name and a company's ending (`Ltd`, `GmbH`). A value is recognised as a
+person's name by its shape and by a first name those providers (or the seeds)
+know.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Iterable
+from functools import cache, lru_cache
+from typing import Any
+
+import faker.providers.company as companies
+import faker.providers.person as persons
+
+from rods.envs.vocabulary import NAMES, NOUNS
+
+#: Faker locales whose people synthesis names (Latin script).
+PEOPLE_LOCALES = ("en_US", "en_GB", "de_DE", "fr_FR", "es_ES", "it_IT", "pt_BR", "nl_NL", "sv_SE", "pl_PL",
+                  "tr_TR", "en_IN", "da_DK", "fi_FI", "cs_CZ", "en_NG")
+
+
+@cache
+def people_pools() -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Locale -> (first names, family names) of Faker's person providers, ASCII letters only (synthesis reads
+    names as `[A-Z][a-z]+` words), sorted: a guest list of many countries, each name with its own country's."""
+    out = {}
+    for locale in PEOPLE_LOCALES:
+        provider = importlib.import_module(f"{persons.__name__}.{locale}").Provider
+        firsts, lasts = (tuple(sorted({n for n in getattr(provider, attr, ()) if re.fullmatch(r"[A-Z][a-z]{2,11}", n)}))
+                         for attr in ("first_names", "last_names"))
+        if firsts and lasts:
+            out[locale] = (firsts, lasts)
+    return out
+
+
+@cache
+def company_suffixes() -> tuple[str, ...]:
+    """The endings of companies' names in Faker's company providers (`Ltd`, `GmbH`, `Inc`, ...), sorted."""
+    out: set[str] = set()
+    for locale in PEOPLE_LOCALES:
+        try:
+            provider = importlib.import_module(f"{companies.__name__}.{locale}").Provider
+        except ModuleNotFoundError:
+            continue
+        out |= {s for s in getattr(provider, "company_suffixes", ()) if re.fullmatch(r"[A-Za-z][A-Za-z. &]{1,12}", s)}
+    return tuple(sorted(out))
+
+
+@cache
+def first_names() -> frozenset[str]:
+    """First names a name generator knows (Faker's, `people_pools`) and our own (`vocabulary.NAMES`)."""
+    return frozenset(NAMES) | frozenset(n for firsts, _ in people_pools().values() for n in firsts)
+
+
+@cache
+def _thing_words() -> frozenset[str]:
+    """The words a variant draws for things (`vocabulary.NOUNS`), less any that is also a first name."""
+    return frozenset(n.lower() for n in NOUNS) - {n.lower() for n in first_names()}
+
+
+def has_thing_word(text: str) -> bool:
+    """Whether a name holds a word a variant draws for things ('Newsletters Quotes', 'Harbour Invoices')."""
+    return any(w.lower() in _thing_words() for w in text.split())
+
+
+def name_shaped(value: Any) -> bool:
+    """One to four capitalised words of letters (`O'Connell`, `Fernández`, `Jean-Luc`; a particle such as `van`
+    may stay lower case): the shape of a person's name, of a place's, of a title's."""
+    if not isinstance(value, str):
+        return False
+    words = value.strip().split()
+    return 1 <= len(words) <= 4 and words[0][:1].isupper() and all(
+        (w[:1].isupper() or (len(w) <= 3 and w.isalpha())) and all(c.isalpha() or c in "'-." for c in w)
+        for w in words)
+
+
+def company_shaped(value: Any) -> bool:
+    """A company's name: up to six words, the first capitalised, of letters, digits and `& . , ' - ( )`."""
+    return isinstance(value, str) and 1 <= len(value.split()) <= 6 and value[:1].isupper() \
+        and all(c.isalnum() or c in " &.,'-()" for c in value)
+
+
+def is_person_name(value: Any, known: Iterable[str] = frozenset(), whole: bool = True) -> bool:
+    """A person's name: a `known` one, or capitalised words (two or more when `whole`) whose first is a first name
+    we know (`first_names`, or the first word of a `known` name) and none of which is a word for a thing."""
+    known = known if isinstance(known, frozenset) else frozenset(known)
+    if isinstance(value, str) and value in known:
+        return True
+    if not name_shaped(value):
+        return False
+    words = value.strip().split()
+    if (whole and len(words) < 2) or has_thing_word(value):
+        return False
+    return words[0] in first_names() or words[0] in _first_words(known)
+
+
+@lru_cache(maxsize=64)
+def _first_words(known: frozenset[str]) -> frozenset[str]:
+    """The first words of known names (an environment's people, asked about for every value of theirs)."""
+    return frozenset(k.split()[0] for k in known if isinstance(k, str) and k.strip())

@@ -1,0 +1,11 @@
+"""Names of people and companies (rods.synth.people): a person is named as a person, never with nouns."""
+
+from __future__ import annotations
+
+from rods.synth.people import is_person_name
+
+
+def test_person_names_are_names_and_nouns_are_not():
+    assert is_person_name("Amelia Kowalski") and is_person_name("Luis Fernández", known={"Luis Fernández"})
+    assert not is_person_name("Newsletters Quotes") and not is_person_name("Appendix Lectures")
+    assert not is_person_name("locked") and not is_person_name("Backlog")
