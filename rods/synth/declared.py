@@ -23,6 +23,10 @@ from rods.envs.domain import domain_of
 from rods.synth.parameters import enum_values
 
 _QUOTED = re.compile(r"'([^'\s][^']{0,30})'|\"([^\"\s][^\"]{0,30})\"")
+_ONE = r"(?:'[^'\s][^']{0,30}'|\"[^\"\s][^\"]{0,30}\")"
+#: Quoted values listed together ("'none', 'breakfast' or 'half'", `["on", "off"]`), not a format and its example
+#: ("in the format 'YYYY-MM-DD', such as '2024-05-01'").
+_QUOTED_LIST = re.compile(_ONE + r"(?:\s*(?:,|;|/|\||,?\s*or|,?\s*and)\s*" + _ONE + ")+")
 _LISTED = re.compile(r"(?:one of|either|such as|values?:?|:)\s+((?:[a-z][\w-]*,\s*)+[a-z][\w-]*,?\s+(?:or|and)\s+"
                      r"[a-z][\w-]*)", re.I)
 #: Constructors whose literal argument is a table the code looks values up in (`frozenset({...})`).
@@ -37,7 +41,7 @@ def declared_sets(docs: Mapping[str, Mapping[str, Any]], sources: Mapping[str, s
     by_param: dict[str, set[str]] = defaultdict(set)
     for function, doc in docs.items():
         for param, spec in doc.get("parameters", {}).get("properties", {}).items():
-            values = _described(spec)
+            values = _described(spec) if _holds_text(spec) else set()
             if values:
                 by_param[f"{function}.{param}"] |= values
     by_name: dict[str, set[str]] = defaultdict(set)
@@ -47,6 +51,14 @@ def declared_sets(docs: Mapping[str, Mapping[str, Any]], sources: Mapping[str, s
     return dict(by_param), dict(by_name)
 
 
+def _holds_text(spec: Mapping[str, Any]) -> bool:
+    """Whether a parameter takes a text or a list of texts (a list of records' description quotes their keys)."""
+    items = spec.get("items") if isinstance(spec.get("items"), dict) else {}
+    kinds = {spec.get("type"), *(o.get("type") for o in spec.get("anyOf", []) if isinstance(o, dict))}
+    return "string" in kinds or (spec.get("type") == "array" and items.get("type") == "string") \
+        or (not kinds - {None} and "$ref" not in items)
+
+
 def _described(spec: Mapping[str, Any]) -> set[str]:
     """The values a parameter's schema lists (its enum, an optional's or a list's) or its description quotes or
     names in a list."""
@@ -54,9 +66,10 @@ def _described(spec: Mapping[str, Any]) -> set[str]:
     values = {v for v in [*enum_values(dict(spec)), *(e for o in options for e in o.get("enum", []))]
               if isinstance(v, str)}
     text = spec.get("description", "") or ""
-    quoted = [a or b for a, b in _QUOTED.findall(text)]
-    if len(quoted) >= 2 and all(len(q.split()) <= 2 for q in quoted):
-        values |= set(quoted)
+    for listed_together in _QUOTED_LIST.finditer(text):
+        quoted = [a or b for a, b in _QUOTED.findall(listed_together.group(0))]
+        if all(len(q.split()) <= 2 for q in quoted):
+            values |= set(quoted)
     listed = _LISTED.search(text)
     if listed and not values:
         values |= {w.strip() for w in re.split(r",\s*|\s+(?:or|and)\s+", listed.group(1)) if w.strip()}
