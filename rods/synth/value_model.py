@@ -70,6 +70,7 @@ class Slot:
     high: float | None = None
     integer: bool = True
     offsets: tuple[int, int] | None = None  # date: the seeds' days from today (smallest, largest)
+    part: str | None = None  # person: "first" or "last" when it holds one part of a name
 
     def widen(self, value: Any, today: Any) -> None:
         """Take in one more date of the seeds: its distance from their today."""
@@ -165,9 +166,24 @@ class ValueModel:
                 declared = by_param.get(key, set())
                 if spec.get("type", "string") in ("string", "array"):
                     declared = declared | by_name.get(f"{owners[function]}/{param}", set())
-                model.params[key] = _param_slot(model, key, spec, given.get(key, []), declared, holders,
-                                                (owners[function], param) in people_fields)
+                slot = _param_slot(model, key, spec, given.get(key, []), declared, holders,
+                                   (owners[function], param) in people_fields)
+                model.params[key] = model._fitted(slot, given.get(key, []))
+        model.__dict__.pop("_whole_names", None)  # computed while people were still being found: read it anew
         return model
+
+    def _fitted(self, slot: Slot, given: list[tuple[Any, Any]]) -> Slot:
+        """A parameter's slot that admits every value the seeds gave it: a value a set learned from the seeds'
+        states lacks joins it; a slot another of its values breaks says nothing ("other"). The seeds are what
+        people ask: a search for a team by name in a people search, a meeting ending at an hour no event ends."""
+        for value, today in given:
+            if self.admits(slot, value, today) is None:
+                continue
+            if slot.kind == "category" and isinstance(value, str):
+                slot.members.add(value)
+            else:
+                return Slot("other")
+        return slot
 
     # -- reading ----------------------------------------------------------------------------------
 
@@ -205,8 +221,11 @@ class ValueModel:
             shown = ", ".join(repr(m) for m in sorted(slot.members, key=str)[:6])
             return f"{value!r} is none of {shown}"
         if slot.kind == "person" and isinstance(value, str) and value.strip() and not value.startswith("@"):
-            whole = self._whole_names if self.people else " " in value
-            if not is_person_name(value, self.people, whole=whole):
+            if slot.part is not None:  # a first or a family name alone: a name's shape, no word for a thing
+                named = name_shaped(value) and not has_thing_word(value)
+            else:
+                named = is_person_name(value, self.people, whole=self._whole_names if self.people else " " in value)
+            if not named:
                 return f"{value!r} is no person's name"
         if slot.kind == "company" and isinstance(value, str) and value not in self.companies and has_thing_word(value):
             return f"{value!r} is no company's name"
@@ -281,7 +300,7 @@ def _field_slot(model: ValueModel, owner: str, path: str, values: list[Any], rep
     if role_of(name) in ("person", "first", "last") and any(name_shaped(v) for v in distinct) \
             and not any(_ID.fullmatch(v) for v in distinct) or (len(people) * 3 >= len(distinct) * 2 and people):
         model.people |= distinct
-        return Slot("person")
+        return Slot("person", part=_part(name))
     if distinct <= keys and not declared:
         return Slot("identifier")  # a record's key, or a reference to one (an organizer's handle): re-drawn alike
     if declared & distinct:
@@ -298,6 +317,12 @@ def _field_slot(model: ValueModel, owner: str, path: str, values: list[Any], rep
     if any(is_prose(v) for v in distinct):
         return Slot("text")
     return Slot("other")
+
+
+def _part(name: str) -> str | None:
+    """"first" or "last" when a field or parameter name says it holds one part of a person's name."""
+    role = role_of(name)
+    return role if role in ("first", "last") else None
 
 
 def _names_companies(path: str, words: frozenset[str]) -> bool:
@@ -352,7 +377,7 @@ def _param_slot(model: ValueModel, key: str, spec: Mapping[str, Any], given: lis
             return Slot("category", members=set(target.members))
         return Slot("category", members=set(declared))
     if target is not None and target.kind in ("category", "person", "company", "identifier"):
-        return Slot(target.kind, members=set(target.members))
+        return Slot(target.kind, members=set(target.members), part=_part(name) or target.part)
     dated = [v for v, _ in given if as_date(v)]
     if (dated and len(dated) == len(given)) or (target is not None and target.kind == "date") \
             or (pieces(name) & DATE_WORDS and spec.get("type") in ("integer", "string") and model.today
@@ -364,9 +389,9 @@ def _param_slot(model: ValueModel, key: str, spec: Mapping[str, Any], given: lis
     if given and all(is_person_name(v, model.people) or (names_people and name_shaped(v) and " " in v)
                      for v, _ in given):  # a new patient's name is a person's too
         model.people |= {v for v, _ in given}
-        return Slot("person")
+        return Slot("person", part=_part(name))
     if role_of(name) in ("person", "first", "last") and all(name_shaped(v) for v, _ in given):
-        return Slot("person")
+        return Slot("person", part=_part(name))
     numbers = [v for v, _ in given if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if numbers:
         return Slot("quantity", low=min(numbers), high=max(numbers), integer=all(map(is_day_number, numbers)))
