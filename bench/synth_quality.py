@@ -4,8 +4,8 @@ Per environment (BFCL's train split, stratified; tau2-bench's airline seeds; the
 with `--envs`, the MCP examples too): the template pipeline makes `--per-seed` variants of each seed, and for
 the human seeds and the accepted variants alike it counts the tasks breaking each rule of
 `rods.synth.coherence` (`degenerate_value`, `precision`, `id_as_name`, `role_mismatch_flow`,
-`superfluous_write`, `unused_read`, `no_goal`) as a fraction of the tasks; for the variants also the novelty
-figures of `bench/synth_novelty.py` (`seq_changed`, `mean_seq_distance`, `query_leak`), `skill_overlap`
+`superfluous_write`, `unused_read`, `no_goal`, `out_of_domain`) as a fraction of the tasks; for the variants also
+the novelty figures of `bench/synth_novelty.py` (`seq_changed`, `mean_seq_distance`, `query_leak`), `skill_overlap`
 (Jaccard of seed and variant function sets; `skill_overlap_reachable` and `skill_in_band` over the variants
 whose seed's band can be reached: not a one-call seed's), acceptance and accepted tasks per second.
 

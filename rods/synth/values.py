@@ -23,6 +23,12 @@ What is kept (and therefore not "distinctive"), precisely:
 Everything else (other words, digit runs of >= 3 digits, other numbers) is
 distinctive and gets a new value never present in the seed.
 
+Where the environment's value model (`rods.synth.value_model`) knows a field,
+it decides first: a category value stays (it is what the slot holds, not a
+copy), a person's or a company's name becomes another of one country's names
+(`rods.synth.people`), and every date moves by the variant's one `shift` of
+whole weeks (`rods.synth.dates`).
+
 A sentence (`is_prose`: a file's text, a message, a post) is not re-drawn word
 by word, which makes word salad ("This is a saffron linen of the document"):
 it becomes, whole and consistently, another sentence the environment's human
