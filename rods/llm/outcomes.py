@@ -246,12 +246,15 @@ def indefinite(noun: str) -> str:
 
 def generic_outcome(function: str, arguments: dict[str, Any], *, description: str = "", params: Iterable[str] = (),
                     bound: Iterable[str] = (), missing: str | None = None,
+                    param_docs: Mapping[str, str] | None = None,
                     nouns: Mapping[str, str] | None = None, effect: str = "unknown",
                     picks: Mapping[str, Sequence[int]] | None = None, said: Mapping[str, str] | None = None) -> str:
     """A person's request for any tool, from its name, description and arguments (never its parameter names
     next to their values, nor its description's wording: `rods.synth.leak`).
 
-    The name gives the verb and object ("get_user_details" -> "get the user details"); a tool that writes
+    The docs' first clause gives the action when it is one (`documented_action`: "book an appointment for patient
+    'P-1' with doctor 'D-2'"); otherwise the name gives the verb and object ("get_user_details" -> "get the user
+    details"); a tool that writes
     is an action even when its verb is not a common one ("lend_book" -> "lend the book"), one that reads a
     thing to look up ("item_details" -> "look up the item details"); a one-word verb takes its first value
     ("calculate '2 * 3'"). When neither the name nor a supplied value shares a content word with
@@ -265,9 +268,14 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
     bound_set = set(bound)
     first = next((p for p in [*params, *arguments] if p in arguments), None)
     about = None  # get_user_details(user_id=...), book_details(book_id=...): "look up user 'x'", "look up that book"
+    documented = documented_action(description, arguments, nouns=nouns, param_docs=param_docs, bound=bound_set,
+                                   missing=missing, picks=picks, said=said)
     if len(words) >= 2 and words[-1] in DETAIL_WORDS and effect != "write":
         about = " ".join(words[1:-1] if words[0] in READ_VERBS else words[:-1])
-    if first is not None and first != missing and about and noun(first, nouns) == about:
+    if documented is not None:  # the docs' own action, its things said as the values: "book an appointment for
+        head, used = documented  # patient 'P-1' with doctor 'D-2'"
+        arguments = {k: v for k, v in arguments.items() if k not in used}
+    elif first is not None and first != missing and about and noun(first, nouns) == about:
         said_first = (referred(first, noun(first, nouns), picks) if first in bound_set
                       else _said(first, arguments[first], nouns)[0])
         head = f"look up {said_first}"
@@ -331,6 +339,90 @@ def generic_outcome(function: str, arguments: dict[str, Any], *, description: st
     return text
 
 
+def imperative(verb: str) -> str:
+    """Docs say "Gets the zipcode"; a user says "get the zipcode"."""
+    low = verb.lower()
+    if len(low) <= 3 or low.endswith(("ss", "us", "is")) or not low.endswith("s"):
+        return low
+    if low.endswith(("sses", "shes", "ches", "xes", "zes")):
+        return low[:-2]
+    if low.endswith("ies"):
+        return low[:-3] + "y"
+    return low[:-1]
+
+
+#: Where a docstring's first clause ends: what follows qualifies it ("..., optionally by ...", "... and charge ...").
+_CLAUSE_END = re.compile(r"[,;:(]| - | and | by | so | which | that | if | unless | including ")
+#: A thing the docs' action names ("a patient", "a booked appointment", "today's appointment", "a given day"):
+#: a determiner and up to three words, none of them a small word.
+_THING = re.compile(r"\b(?:a|an|the|one|another|its|their|\w+'s)((?:\s+(?!(?:to|for|with|on|in|of|from|at|by|into|"
+                    r"and|or|is|are|be|as|that|this)\b)[a-z]+){1,3})")
+#: Description words recited this many in a row count as a leak (`rods.synth.leak.WINDOW`).
+_RECITED = 6
+
+
+def documented_action(description: str, arguments: dict[str, Any], *, nouns: Mapping[str, str] | None = None,
+                      param_docs: Mapping[str, str] | None = None, bound: set[str] = frozenset(),
+                      missing: str | None = None, picks: Mapping[str, Sequence[int]] | None = None,
+                      said: Mapping[str, str] | None = None) -> tuple[str, set[str]] | None:
+    """The docs' own action, when their first clause is one, with each thing it names that an argument gives said
+    as that value: "Book an appointment for a patient with a doctor." -> ("book an appointment for patient 'P-1'
+    with doctor 'D-2'", {"patient_id", "doctor_id"}); "Show when a doctor is free on a given day." -> "show when
+    doctor 'D-5' is free on '2026-01-12'". None when the clause offers a choice ("... phone number or insurance
+    plan": the call makes one), does not start with a verb, or would still recite the docs."""
+    first = re.split(r"(?<=[.!?])\s|\n", description.strip(), maxsplit=1)[0].rstrip(".!? ") if description else ""
+    clause = _CLAUSE_END.split(first, maxsplit=1)[0].strip()
+    words = clause.split()
+    if len(words) < 2 or words[0].lower() == "returns" or re.search(r"\b(?:or|optionally|either)\b", clause.lower()) or \
+            imperative(words[0]) not in VERBS | READ_VERBS | GIVING_VERBS:
+        return None
+    text = " ".join([imperative(words[0]), *words[1:]])
+    text = text[0].lower() + text[1:]
+    used: set[str] = set()
+
+    def named(match: re.Match) -> str:
+        words = match.group(1).split()
+        for k in range(len(words), 0, -1):  # the longest thing first: "a booked appointment"
+            param = _naming(singular(words[k - 1]), arguments, used, nouns, param_docs, missing)
+            if param is None:
+                continue
+            used.add(param)
+            value, what = arguments[param], noun(param, nouns)
+            if said and param in said:
+                told = said[param]
+            elif param in bound:
+                told = referred(param, what, picks)
+            else:
+                told = f"{what} {say(value)}" if _is_id(param) and not isinstance(value, list) else say(value)
+            return " ".join([told, *words[k:]])
+        return match.group(0)
+
+    text = _THING.sub(named, text)
+    if not used or _recites(text, description):
+        return None
+    return text, used
+
+
+def _naming(thing: str, arguments: dict[str, Any], used: set[str], nouns: Mapping[str, str] | None,
+            param_docs: Mapping[str, str] | None, missing: str | None) -> str | None:
+    """The argument a thing the docs name stands for: its noun's head word, or one of its description's first
+    words ("a given day" is the date described as "Day, YYYY-MM-DD")."""
+    for param, value in arguments.items():
+        if param in used or param == missing or value in (None, "") or isinstance(value, (bool, dict)):
+            continue
+        described = re.findall(r"[a-z]+", (param_docs or {}).get(param, "").lower())[:4]
+        if thing in (singular(_last(noun(param, nouns))), *map(singular, described)):
+            return param
+    return None
+
+
+def _recites(text: str, description: str) -> bool:
+    """Whether `text` repeats `_RECITED` words of `description` in a row."""
+    mine = " " + " ".join(re.findall(r"[a-z0-9]+", text.lower())) + " "
+    theirs = re.findall(r"[a-z0-9]+", description.lower())
+    return any(f" {' '.join(theirs[i:i + _RECITED])} " in mine for i in range(len(theirs) - _RECITED + 1))
+
+
 def _required_like(value: Any) -> bool:
     """Whether an argument is worth saying (a value, not an empty container)."""
     return not (isinstance(value, (list, dict)) and not value)
@@ -340,7 +432,8 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
             missing: str | None = None, description: str = "",
             phrase: Sequence[Any] | None = None, nouns: Mapping[str, str] | None = None,
             forms: Mapping[str, str] | None = None, effect: str = "unknown",
-            picks: Mapping[str, Sequence[int]] | None = None, said: Mapping[str, str] | None = None) -> str:
+            picks: Mapping[str, Sequence[int]] | None = None, said: Mapping[str, str] | None = None,
+            param_docs: Mapping[str, str] | None = None) -> str:
     """One call as the outcome a person asks for.
 
     Args:
@@ -357,10 +450,12 @@ def outcome(function: str, arguments: dict[str, Any], *, params: Iterable[str] =
         picks: bound arguments chosen from among several like items of their result: (index, count).
         said: the words for some arguments, whatever else they are (a retold text: "'Update:' followed by
             that text").
+        param_docs: the parameters' descriptions (a thing the docs' action names: "on a given day" is the date).
     """
     if phrase is None:
         return generic_outcome(function, arguments, description=description, params=params, bound=bound,
-                               missing=missing, nouns=nouns, effect=effect, picks=picks, said=said)
+                               missing=missing, nouns=nouns, effect=effect, picks=picks, said=said,
+                               param_docs=param_docs)
     main, optional = phrase
     bound_set = set(bound)
     used = set(re.findall(r"\{(\w+)\}", main))

@@ -34,7 +34,7 @@ import re
 from typing import Any
 
 from rods.llm.base import ChatRequest, Completion, LLMBackend, LLMConfig, LLMError
-from rods.llm.outcomes import indefinite, is_plural, named_arguments, noun, outcome, say, singular, that
+from rods.llm.outcomes import imperative, indefinite, is_plural, named_arguments, noun, outcome, say, singular, that
 from rods.llm.pronouns import it_for_repeats
 
 
@@ -46,18 +46,6 @@ def subject(cls: str) -> str:
              if w not in ("env", "environment", "api", "tools")]
     words = [w for w in words if not any(ch.isdigit() for ch in w)] or words  # "tau2 airline" -> "airline"
     return "my " + (" ".join(words) or "tools")
-
-
-def imperative(verb: str) -> str:
-    """Docs say "Gets the zipcode"; a user says "get the zipcode"."""
-    low = verb.lower()
-    if len(low) <= 3 or low.endswith(("ss", "us", "is")) or not low.endswith("s"):
-        return low
-    if low.endswith(("sses", "shes", "ches", "xes", "zes")):
-        return low[:-2]
-    if low.endswith("ies"):
-        return low[:-3] + "y"
-    return low[:-1]
 
 
 def action(description: str) -> str:
@@ -77,7 +65,8 @@ def call_outcome(call: dict[str, Any], missing: str | None) -> str:
     picks = {rename.get(k, k): v for k, v in call.get("picks", {}).items()}
     text = outcome(call["function"], arguments, params=params, bound=bound, missing=missing,
                    description=call.get("description", ""), phrase=call.get("phrase"), nouns=call.get("nouns"),
-                   forms=call.get("forms"), effect=_effect(call), picks=picks, said=retold(call))
+                   forms=call.get("forms"), effect=_effect(call), picks=picks, said=retold(call),
+                   param_docs=call.get("params") or {})
     for param, (field, what, _) in call.get("field_of", {}).items():  # "'Kasimir Andrade' (that book's author)"
         value = arguments.get(param)
         if param != missing and isinstance(value, str) and say(value) in text:
@@ -122,6 +111,9 @@ def request(turn: dict[str, Any]) -> str:
         frame = frames[len(str(miss["value"])) % len(frames)]
         return frame.format(value=say(miss["value"]), what=what, be="are" if is_plural(what) else "is")
     missing = turn.get("missing", {}) if turn.get("kind") == "ask_missing" else {}
+    told = "" if missing else in_their_words(turn.get("calls", []))
+    if told:
+        return told
     calls = grouped(turn.get("calls", []), missing.get("index"))
     calls = [_left_out(c, missing) for c in calls]
     steps = [call_outcome(c, missing.get("param") if c.get("index") == missing.get("index") else None)
@@ -134,6 +126,38 @@ def request(turn: dict[str, Any]) -> str:
     if not any(_writes(c) for c in calls):
         return f"Can you {body}?"
     return f"Please {body}."
+
+
+def in_their_words(calls: list[dict[str, Any]]) -> str:
+    """A turn asked for as the environment's own users asked for its tools (each call's `asked`: a seed's request
+    with this call's values), a run of calls with none in the template's words between them; "" when no call
+    has one."""
+    if not any(c.get("asked") for c in calls):
+        return ""
+    parts: list[str] = []
+    run: list[dict[str, Any]] = []
+    for call in calls:
+        if call.get("asked"):
+            if run:
+                parts.append(request({"kind": "calls", "calls": run}))
+                run = []
+            told = call["asked"]
+            parts.append(told[sum(map(ord, json.dumps(call.get("arguments", {}), default=str))) % len(told)])
+        else:
+            run.append(call)
+    if run:
+        parts.append(request({"kind": "calls", "calls": run}))
+    return " ".join(parts)
+
+
+#: Words that open a request continuing an earlier turn ("And take ...", "Also, ..."): not how a task opens.
+_CONTINUING = re.compile(r"^(?:(?:oh|ok|okay|great|thanks|right|so|and|also|then|now)\b[,:]?\s+)+", re.I)
+
+
+def opening(text: str) -> str:
+    """A request as the first of a task: without the words that continue an earlier turn."""
+    stripped = _CONTINUING.sub("", text)
+    return stripped[:1].upper() + stripped[1:] if stripped else text
 
 
 def made_named(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -264,7 +288,7 @@ def _gist(call: dict[str, Any], missing: str | None = None) -> str:
             said[param] = "some text" if what == "text" else indefinite(what)
     text = outcome(call["function"], arguments, params=params, bound=bound, missing=missing,
                    description=call.get("description", ""), phrase=call.get("phrase"), nouns=call.get("nouns"),
-                   forms=call.get("forms"), effect=_effect(call), said=said)
+                   forms=call.get("forms"), effect=_effect(call), said=said, param_docs=call.get("params") or {})
     for param in sorted(bound):
         what = noun(param.split("[")[0], call.get("nouns"))
         told = what in ("text", "message", "note", "content", "comment", "post")
@@ -406,7 +430,7 @@ class TemplateBackend(LLMBackend):
             if turn.get("kind") == "reveal":
                 queries.append("")
                 continue
-            body = request(turn)
+            body = request(turn) if spoken else opening(request(turn))
             if spoken == 0 and stated:  # the goal, then the first step towards it
                 body = f"{stated} {FIRST[len(stated) % len(FIRST)]} {_lower(body)}"
             elif spoken and i == last and stated:  # the step the goal announced

@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rods.envs.domain import domain_of
 from rods.envs.schemas import function_docs as schema_docs
@@ -43,6 +43,9 @@ from rods.synth.declared import class_source
 from rods.synth.value_model import ValueModel
 from rods.synth.values import field_values, is_filler, is_phrase, is_prose, leaves
 from rods.tasks.model import Task
+
+if TYPE_CHECKING:
+    from rods.synth.phrasings import Phrasing
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +109,11 @@ class APIGraph:
     numbers: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     #: What each state field and parameter may hold (`rods.synth.value_model`), inferred from the same tasks.
     values: ValueModel = field(default_factory=ValueModel)
+    #: function -> the optional arguments each human call of it passed, for a function every human call passes
+    #: some to (`update_patient` always changes a phone or a plan): a variant's call passes one of those sets too.
+    usual_optional: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: function -> how the human tasks' people asked for it (`rods.synth.phrasings`), mined from the same tasks.
+    phrasings: dict[str, list[Phrasing]] = field(default_factory=dict)
 
     @cached_property
     def typical_numbers(self) -> dict[str, dict[str, float]]:
@@ -134,6 +142,7 @@ class APIGraph:
     def learn(cls, tasks: list[Task], classes: Iterable[str]) -> APIGraph:
         """The graph from the docs of `classes` and the executions of the tasks' ground truth."""
         from rods.synth.coherence import flows_of
+        from rods.synth.phrasings import mine as mine_phrasings
         from rods.synth.profile import data_flow_edges, trace_task
 
         graph = cls.from_docs(classes)
@@ -144,6 +153,7 @@ class APIGraph:
         writes: Counter = Counter()
         prose: dict[str, set[str]] = defaultdict(set)
         field_texts: dict[str, set[str]] = defaultdict(set)
+        optional: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for task in tasks:
             for owner, state in task.initial_config.items():
                 prose[owner] |= {v for v in leaves(state) if is_prose(v) and not is_filler(v)}
@@ -151,6 +161,10 @@ class APIGraph:
                     if is_phrase(value) and not is_filler(value):
                         field_texts[f"{owner}/{at}"].add(value)
             trace = trace_task(task)
+            for call in trace.calls:
+                node = graph.nodes.get(call.name)
+                if node is not None:
+                    optional[call.name].append({p: v for p, v in call.arguments.items() if p not in node.required})
             for call, changed in zip(trace.calls, trace.changed):
                 for param, value in call.arguments.items():
                     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -175,6 +189,8 @@ class APIGraph:
         graph.prose = {owner: sorted(texts) for owner, texts in sorted(prose.items()) if texts}
         graph.field_texts = {at: sorted(texts) for at, texts in sorted(field_texts.items())}
         graph.values = ValueModel.infer(tasks, docs, {c: class_source(c) for c in classes})
+        graph.phrasings = mine_phrasings(tasks)
+        graph.usual_optional = {name: passed for name, passed in sorted(optional.items()) if all(passed)}
         logger.info("API graph: %d functions, %d edges from %d tasks", len(graph.nodes), len(graph.edges), len(tasks))
         return graph
 

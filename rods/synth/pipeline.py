@@ -345,7 +345,7 @@ class Pipeline:
         backend's repairs it is a counted rejection (``llm_error:rewrite``).
         """
         cfg = self.config
-        turns = turn_contexts(plan, execution)
+        turns = turn_contexts(plan, execution, self.planner_for(plan.seed.environment).graph.phrasings)
         stats.attempts["rewrite"] += 1
         if cfg.rewrite:
             queries = self.rewriter.rewrite(plan, execution, turns=turns)

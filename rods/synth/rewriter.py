@@ -12,6 +12,9 @@ earlier ones. Turn kinds tell it what each turn is for:
 * ``supply_missing``: give that value;
 * ``reveal``: BFCL's reveal turn, no query (``question[t] == []``).
 
+Each call carries how the environment's own users asked for its tool, with
+this call's values (``asked``, `rods.synth.phrasings`), where its seeds say so.
+
 With joint rewriting switched off (the paper's no-rewrite ablation) each
 turn's query is written on its own (:meth:`Rewriter.rewrite_each`, purpose
 ``"rewrite.turn"``): one backend call per turn that sees only that turn's
@@ -34,6 +37,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints, conlist, create_model
 
+from rods.envs.calls import ToolCall
 from rods.envs.domain import domain_of
 from rods.llm.base import LLMBackend
 from rods.llm.outcomes import noun, singular
@@ -41,6 +45,7 @@ from rods.synth.api_graph import describe, function_docs
 from rods.synth.executor import Execution
 from rods.synth.leak import leaks
 from rods.synth.parameters import tokens
+from rods.synth.phrasings import Phrasing
 from rods.synth.plan import Plan
 from rods.synth.profile import result_value
 from rods.synth.retelling import retold_shape
@@ -122,10 +127,14 @@ def phrasing(cls: str | None, function: str, doc: dict[str, Any]) -> dict[str, A
 
 
 def _call_info(plan: Plan, execution: Execution, index: int,
-               records: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+               records: dict[str, dict[str, Any]] | None = None,
+               phrasings: dict[str, list[Phrasing]] | None = None) -> dict[str, Any]:
     call = execution.calls[index]
     doc = function_docs(plan.seed.involved_classes).get(call.name, {})
+    bound = {*plan.calls[index].bindings, *plan.calls[index].retold}
+    chosen = picks(plan.calls[index].bindings, execution.results)
     return {
+        **({} if chosen else asked(call, bound, (phrasings or {}).get(call.name, []))),
         **phrasing(doc.get("class"), call.name, doc),
         "index": index,
         "function": call.name,
@@ -136,12 +145,23 @@ def _call_info(plan: Plan, execution: Execution, index: int,
         "arguments": dict(call.arguments),
         "args": list(call.args),
         "bound": sorted({*plan.calls[index].bindings, *plan.calls[index].retold}),
-        "picks": picks(plan.calls[index].bindings, execution.results),
+        "picks": chosen,
         "retold": sorted(plan.calls[index].retold),
         "retold_as": retold_as(plan, execution, index),
         "made_for": made_for(plan, execution, index),
         "field_of": field_of(plan, execution, index, records),
     }
+
+
+def asked(call: ToolCall, bound: set[str], phrasings: list[Phrasing]) -> dict[str, Any]:
+    """How the environment's own users asked for this tool, said with this call's values (`rods.synth.phrasings`):
+    {"asked": [request, ...]} with those whose said and unsaid arguments fit the call (bound ones unsaid), or {}.
+    Not for a call that picks one of several listed results: "send it" cannot say which (`_call_info`)."""
+    if call.args or not phrasings:
+        return {}
+    taken = {b.split("[")[0] for b in bound}
+    fits = [p for p in phrasings if p.fits(dict(call.arguments), taken)]
+    return {"asked": [p.say(dict(call.arguments)) for p in fits]} if fits else {}
 
 
 def field_of(plan: Plan, execution: Execution, index: int,
@@ -246,8 +266,10 @@ def _collection(node: Any) -> bool:
     return bool(records) and all(isinstance(r, dict) and r.keys() == records[0].keys() for r in records)
 
 
-def turn_contexts(plan: Plan, execution: Execution) -> list[dict[str, Any]]:
-    """What each turn's query must do (see the module docstring)."""
+def turn_contexts(plan: Plan, execution: Execution,
+                  phrasings: dict[str, list[Phrasing]] | None = None) -> list[dict[str, Any]]:
+    """What each turn's query must do (see the module docstring); `phrasings`: the environment's mined requests
+    per function (`APIGraph.phrasings`), sent with each call they fit as `asked`."""
     seed = plan.seed
     per_turn: list[list[int]] = [[] for _ in range(seed.num_turns)]
     for j, planned in enumerate(plan.calls):
@@ -266,10 +288,10 @@ def turn_contexts(plan: Plan, execution: Execution) -> list[dict[str, Any]]:
                 nouns = next((c.get("nouns", {}) for c in out[-1]["calls"] if c.get("index") == asked.get("index")), {})
                 out.append({"turn": t, "kind": "supply_missing", "calls": [], "missing": asked, "nouns": nouns})
             else:
-                out.append({"turn": t, "kind": "calls", "calls": [_call_info(plan, execution, j, records)
+                out.append({"turn": t, "kind": "calls", "calls": [_call_info(plan, execution, j, records, phrasings)
                                                                   for j in per_turn[t]]})
             continue
-        calls = [_call_info(plan, execution, j, records) for j in per_turn[t + 1]]
+        calls = [_call_info(plan, execution, j, records, phrasings) for j in per_turn[t + 1]]
         missing = (_pick_missing(calls, said, there)
                    if seed.category == "miss_param" and seed.question[t + 1] else None)
         if missing:
@@ -342,7 +364,8 @@ class Rewriter:
             "name functions, never repeat their descriptions, never write parameter names. Mention every value "
             "the user must provide; never give away a value listed in 'bound' (the assistant must get it from "
             "an earlier result). For an 'ask_missing' turn leave out the missing value; for a 'supply_missing' "
-            "turn give only that value; for a 'reveal' turn write an empty string.\n"
+            "turn give only that value; for a 'reveal' turn write an empty string. A call's 'asked' lists how this "
+            "environment's own users asked for that tool, with this call's values: prefer their words.\n"
             f"Narrative: {plan.narrative or '(none)'}\nTurns: {json.dumps(turns, default=str)[:6000]}\n"
             + (f"Fix these problems of your previous attempt: {feedback}\n" if feedback else "")
             + f"Answer as JSON {{\"queries\": [one string per turn, {len(turns)} in all]}}."

@@ -168,5 +168,29 @@ def test_a_code_segment_says_one_and_any_other_value():
         "(just the final 5 lines)")
     # a code with a slot in the outcome is said there, and the usual one when the call passes none
     assert outcome("wc", {"file_name": "a.txt", "mode": "w"}, params=["file_name", "mode"]) == \
-        "tell me how many words 'a.txt' has"
-    assert outcome("wc", {"file_name": "a.txt"}, params=["file_name", "mode"]) == "tell me how many lines 'a.txt' has"
+        "tell me how many words there are in 'a.txt'"
+    assert outcome("wc", {"file_name": "a.txt"}, params=["file_name", "mode"]) == "tell me how many lines there are in 'a.txt'"
+
+
+def test_a_tool_without_a_phrase_is_asked_for_with_its_docs_action():
+    """Issue 39's reads: requests were the tool's name split into words ("check the out for a code"). A docstring's
+    first clause, when it is an action, is said with the call's values in place of the things it names."""
+    from rods.llm.outcomes import documented_action, generic_outcome
+
+    book = generic_outcome("book_appointment", {"patient_id": "P-1", "doctor_id": "D-2", "date": "2026-01-12"},
+                           description="Book an appointment for a patient with a doctor.",
+                           params=["patient_id", "doctor_id", "date"])
+    assert book.startswith("book an appointment for patient 'P-1' with doctor 'D-2'") and "'2026-01-12'" in book
+    free = documented_action("Show when a doctor is free on a given day.", {"doctor_id": "D-2", "date": "2026-01-12"},
+                             param_docs={"date": "Day, as YYYY-MM-DD."})
+    assert free == ("show when doctor 'D-2' is free on '2026-01-12'", {"doctor_id", "date"})
+    checked = documented_action("Check a patient in for today's appointment and charge the copay.",
+                                {"appointment_id": "AP-1"}, bound={"appointment_id"})
+    assert checked == ("check a patient in for that appointment", {"appointment_id"})
+    # a choice the call makes one way ("phone number or insurance plan"), no verb, a recital: the name's words
+    assert documented_action("Change a patient's phone number or insurance plan.",
+                             {"patient_id": "P-1", "phone": "555"}) is None
+    assert documented_action("Returns the details of a patient.", {"patient_id": "P-1"}) is None
+    assert documented_action("Patient lookup by id.", {"patient_id": "P-1"}) is None
+    assert documented_action("Move a product into another bin of the same zone of the warehouse.",
+                             {"sku": "S-1", "bin": "B-2"}) is None  # six words of the docs in a row

@@ -86,7 +86,7 @@ def test_a_value_from_an_earlier_result_drops_the_called_of_a_naming_phrase():
 
 
 def test_a_goal_says_a_long_text_is_written_and_its_turn_says_which():
-    """"I want to write some text into 'notes.md' and find out how many words it has", not the whole text twice
+    """"I want to write some text into 'notes.md' and find out how many words there are in it", not the whole text twice
     (a goal reciting the steps read as a template to the fifteenth blind reader)."""
     text = "Study diligently, practice programming, master algorithms."
     made = _call(0, "touch", changed=True, file_name="notes.md")
@@ -96,7 +96,7 @@ def test_a_goal_says_a_long_text_is_written_and_its_turn_says_which():
              {"kind": "calls", "calls": [counted]}]
     stated = goal(turns)
     assert "some text" in stated and text not in stated, stated
-    assert stated.endswith("find out how many words it has."), stated
+    assert stated.endswith("find out how many words there are in it."), stated
     assert text in request(turns[1])
     short = goal([turns[0], {"kind": "calls", "calls": [{**written, "arguments": {"content": "Hello",
                                                                                     "file_name": "notes.md"}}]},

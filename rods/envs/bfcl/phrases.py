@@ -53,7 +53,7 @@ OUTCOMES: dict[str, tuple[str, dict[str, Any]]] = {
     "tail": ("show me the end of {file_name}", {"lines": {"1": "(just the final line)",
                                                           "*": "(just the final {lines} lines)"}}),
     "touch": ("create an empty file called {file_name}", {}),
-    "wc": ("tell me how many {mode} {file_name} has",
+    "wc": ("tell me how many {mode} there are in {file_name}",
            {"mode": {"l": "lines", "w": "words", "c": "characters", "": "lines"}}),
     # MathAPI
     "absolute_value": ("tell me the absolute size of {number}, ignoring its sign", {}),
