@@ -126,6 +126,8 @@ class ArgumentProposer:
         self.earlier: dict[str, list[Any]] = {}
         #: Parameter -> every scalar earlier calls gave it, small numbers too (two nights searched, two booked).
         self.given: dict[str, list[Any]] = {}
+        #: (function, parameter, value) a call was refused for, its error naming the value (`refuse`).
+        self.refused: set[tuple[str, str, str]] = set()
         self._function: str | None = None  # the function `propose` is filling, and whether it only reads
         self._reading = False
 
@@ -139,6 +141,14 @@ class ArgumentProposer:
                     self.given.setdefault(param, []).append(value)
                 if isinstance(value, (str, int)) and not isinstance(value, bool) and linkable(value):
                     self.earlier.setdefault(param, []).append(value)
+
+    def refuse(self, call: ToolCall, error: str) -> None:
+        """Remember the text values a failed call's error names ("A 'found' adjustment puts stock back: delta must
+        be positive", "No purchase order 'JDY-02'"): later draws of this variant do not give them there again, so
+        a search does not spend its trials on one refusal."""
+        said = error.lower()
+        self.refused |= {(call.name, p, v) for p, v in call.arguments.items()
+                         if isinstance(v, str) and len(v) >= 2 and re.search(rf"(?<!\w){re.escape(v.lower())}(?!\w)", said)}
 
     def params(self, function: str, optional: Iterable[str] = ()) -> list[tuple[str, dict[str, Any]]]:
         """The function's required parameters with their specs, then those of `optional` it has."""
@@ -218,6 +228,8 @@ class ArgumentProposer:
                                                                                 (scales or {}).get(name))
             for name in [params[k][0] for k in free if tokens(params[k][0]) & {"destination", "target"}]:
                 arguments[name] = self._same_kind(arguments[name], arguments, env, owner)
+            if any((function, p, v) in self.refused for p, v in arguments.items() if isinstance(v, str)):
+                continue  # a value the environment refused here before ("'Norlin KG' is not a carrier we book")
             values = [repr(v) for v in arguments.values()]
             if len(set(values)) < len(values):  # mv(a, a), diff(a, a): no call of sense, and some loop the simulator
                 continue

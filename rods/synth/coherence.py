@@ -47,10 +47,11 @@ Each rule is a detector over a task executed on its own environment
   no later result, and its own results stay the same without the turns
   before it). The same class is not enough here: a disk-usage check and a
   folder copy run on one file system and still serve two goals. Likewise a
-  read about nothing in particular (no distinctive argument; not the task's
-  last call) that shares no flow or mention with any other call and that no
-  later call relies on (more such reads than its seed has), even when its
-  turn asks for it;
+  read (not the task's last call) that shares no flow, mention or distinctive
+  value with any other call and that no later call relies on (more such reads
+  than its seed has), even when its turn asks for it: a disk-usage check
+  before a copy, two orders looked up on the way to correcting a product's
+  stock;
 * ``out_of_domain``: a value of the state or of a call that leaves what the
   environment's value model (`rods.synth.value_model`, inferred from its
   schema, code and seeds) lets that slot hold: a category value outside its
@@ -66,6 +67,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -153,13 +155,21 @@ class Flow:
 
 
 def arguments_of(call: ToolCall, params: list[str]) -> list[tuple[str, Any]]:
-    """(parameter, scalar) pairs of a call, positional arguments named by `params`, lists flattened."""
+    """(parameter, scalar) pairs of a call, positional arguments named by `params`, lists flattened, and the
+    fields of records a list holds named by their keys (`lines=[{'sku': ..., 'qty': 5}]`: ('sku', ...))."""
     named = dict(call.arguments)
     for i, value in enumerate(call.args):
         named.setdefault(params[i] if i < len(params) else f"arg{i}", value)
-    out = []
-    for param, value in named.items():
-        out.extend((param, v) for v in (value if isinstance(value, list) else [value]))
+    out: list[tuple[str, Any]] = []
+    stack = list(reversed(named.items()))
+    while stack:
+        param, value = stack.pop()
+        if isinstance(value, list):
+            stack.extend((param, v) for v in reversed(value))
+        elif isinstance(value, dict):
+            stack.extend((k, v) for k, v in reversed(list(value.items())) if isinstance(k, str))
+        else:
+            out.append((param, value))
     return out
 
 
@@ -467,21 +477,26 @@ class Coherence:
                           f"or state with the task's other calls (its seed has {allowed} such reads)")]
 
     def stray_reads(self, task: Task, trace: Trace, flows: list[Flow]) -> list[int]:
-        """The reads (but the task's last call, its closing question) about nothing in particular (no distinctive
-        argument: a disk-usage check, "where am I") that share nothing with the task's other calls: no flow or
-        mention joins them to another call, and without them no later call reads or ends differently (a `cd` the
-        later calls rely on is not stray). A disk-usage check in a task about copying a file serves no goal of
-        that task, even when its turn asks for it."""
+        """The reads (but the task's last call, its closing question) that share nothing with the task's other
+        calls: no flow, mention or distinctive value joins them to another call, and without them no later call
+        reads or ends differently (a `cd` the later calls rely on is not stray). A disk-usage check in a task
+        about copying a file serves no goal of that task, even when its turn asks for it; nor does looking up two
+        orders on the way to correcting a product's stock ("get order 'SO-2927', get order 'SO-0686', and then
+        adjust the stock ..."), a step a reader takes for an unrelated opening."""
         joined = {f.source for f in flows} | {f.target for f in flows}
         for i, j in self._mentions(trace):
             joined |= {i, j}
+        users: dict[str, set[int]] = defaultdict(set)  # a distinctive value two calls both name joins them
+        for j, call in enumerate(trace.calls):
+            for _, value in arguments_of(call, self.params.get(call.name, [])):
+                if isinstance(value, (str, int, float)) and is_distinctive(value, self.words):
+                    users[json.dumps(value)].add(j)
+        joined |= {j for calls in users.values() if len(calls) > 1 for j in calls}
         final: list[str] = []
         out = []
         for j in range(len(trace.calls) - 1):
-            call = trace.calls[j]
-            if trace.changed[j] or j in joined or any(is_distinctive(v, self.words) for _, v in
-                                                      arguments_of(call, self.params.get(call.name, []))):
-                continue  # a distinctive argument is about something; a shared one would join it anyway
+            if trace.changed[j] or j in joined:
+                continue
             if _unneeded(task, trace, j, final):
                 out.append(j)
         return out

@@ -5,8 +5,9 @@ it (docs/design.md §4.2): a `Literal` hint or a schema enum, a list in a
 parameter's description ("one of 'none', 'breakfast' or 'half'"), the string
 constants the class's module compares a value with (`board not in {...}`,
 `room["type"] == "suite"`) or looks it up by (`DISCOUNTS[guest["tier"]]`,
-`status in OPEN_STATES`). Only literals are read: a set the code builds at run
-time is not seen.
+`status in OPEN_STATES`, `CARRIERS.get(carrier.lower())`, a table made from a
+literal: `{c.lower(): c for c in ("DPD", "GLS")}`). Only literals are read: a
+set the code builds from its state at run time is not seen.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ _ONE = r"(?:'[^'\s][^']{0,30}'|\"[^\"\s][^\"]{0,30}\")"
 _QUOTED_LIST = re.compile(_ONE + r"(?:\s*(?:,|;|/|\||,?\s*or|,?\s*and)\s*" + _ONE + ")+")
 _LISTED = re.compile(r"(?:one of|either|such as|values?:?|:)\s+((?:[a-z][\w-]*,\s*)+[a-z][\w-]*,?\s+(?:or|and)\s+"
                      r"[a-z][\w-]*)", re.I)
-#: Constructors whose literal argument is a table the code looks values up in (`frozenset({...})`).
-_TABLE_CALLS = ("frozenset", "set", "tuple", "list")
+#: Methods that give a text back in another case or trimmed (`carrier.strip().lower()` is still the carrier).
+_SAME_TEXT = frozenset({"lower", "upper", "strip", "casefold", "title", "capitalize", "lstrip", "rstrip"})
 
 
 def declared_sets(docs: Mapping[str, Mapping[str, Any]], sources: Mapping[str, str]) -> tuple[
@@ -101,6 +102,11 @@ def compared(source: str) -> dict[str, set[str]]:
             name = _named(node.slice)
             if name:
                 out[name] |= tables[_named(node.value) or ""]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                and node.args and _named(node.func.value) in tables:  # CARRIERS.get(carrier.strip().lower())
+            name = _named(node.args[0])
+            if name and not isinstance(node.args[0], ast.Constant):
+                out[name] |= tables[_named(node.func.value) or ""]
     return {k: {v for v in vs if len(v) <= 30 and len(v.split()) <= 3} for k, vs in out.items() if vs}
 
 
@@ -111,8 +117,10 @@ def _tables(tree: ast.AST) -> dict[str, set[str]]:
         if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
             continue
         value = node.value
-        if isinstance(value, ast.Call) and value.args and getattr(value.func, "id", "") in _TABLE_CALLS:
-            value = value.args[0]
+        if isinstance(value, ast.Call) and value.args and isinstance(value.func, (ast.Name, ast.Attribute)):
+            value = value.args[0]  # frozenset({...}), MappingProxyType({...})
+        if isinstance(value, (ast.DictComp, ast.SetComp, ast.ListComp, ast.GeneratorExp)):
+            value = value.generators[0].iter  # {c.lower(): c for c in ("DPD", "GLS")}: the strings it is made of
         if isinstance(value, ast.Dict):
             keys = {k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
             size = len(value.keys)
@@ -125,7 +133,7 @@ def _tables(tree: ast.AST) -> dict[str, set[str]]:
 
 
 def _named(node: ast.AST) -> str | None:
-    """The name a value is known by in the code: `x`, `self.x`, `record["x"]`, `record.get("x")`, `x.lower()`."""
+    """The name a value is known by in the code: `x`, `self.x`, `record["x"]`, `record.get("x")`, `x.strip().lower()`."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
@@ -133,7 +141,7 @@ def _named(node: ast.AST) -> str | None:
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
         return node.slice.value
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        if node.func.attr == "lower":
+        if node.func.attr in _SAME_TEXT:
             return _named(node.func.value)
         first = node.args[0] if node.args else None
         if node.func.attr == "get" and isinstance(first, ast.Constant) and isinstance(first.value, str):

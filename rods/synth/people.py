@@ -87,12 +87,25 @@ def company_shaped(value: Any) -> bool:
         and all(c.isalnum() or c in " &.,'-()" for c in value)
 
 
+#: Titles a person's name may open with ("Dr. Ana Reyes"): kept as they are, the name after them is the name.
+TITLES = frozenset({"Dr.", "Dr", "Mr.", "Mr", "Mrs.", "Mrs", "Ms.", "Ms", "Mx.", "Prof.", "Prof", "Sir", "Dame"})
+
+
+def titled(value: str) -> tuple[str, str]:
+    """A name's title and the name after it: ("Dr.", "Ana Reyes"), or ("", value) when it has none."""
+    head, _, rest = value.strip().partition(" ")
+    return (head, rest.strip()) if head in TITLES and rest.strip() else ("", value)
+
+
 def is_person_name(value: Any, known: Iterable[str] = frozenset(), whole: bool = True) -> bool:
     """A person's name: a `known` one, or capitalised words (two or more when `whole`) whose first is a first name
-    we know (`first_names`, or the first word of a `known` name) and none of which is a word for a thing."""
+    we know (`first_names`, or the first word of a `known` name) and none of which is a word for a thing; a title
+    before it ("Dr. Ana Reyes") is no part of the name."""
     known = known if isinstance(known, frozenset) else frozenset(known)
     if isinstance(value, str) and value in known:
         return True
+    if isinstance(value, str) and titled(value)[0]:
+        return is_person_name(titled(value)[1], known, whole)
     if not name_shaped(value):
         return False
     words = value.strip().split()

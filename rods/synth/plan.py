@@ -52,6 +52,7 @@ class PlannedCall:
     retold: dict[str, int] = field(default_factory=dict)  # text parameter -> the earlier position it retells
     optional: dict[str, Any] = field(default_factory=dict)  # the seed's optional arguments here (`Slot.optional`)
     may_find_nothing: bool = False  # a read here may find nothing: the seed's did (`Slot.found_nothing`)
+    echoes: dict[str, tuple[int, str]] = field(default_factory=dict)  # a value the seed repeated (`Slot.echoes`)
 
     def tool_call(self) -> ToolCall:
         return ToolCall(self.name, dict(self.arguments), tuple(self.args))
@@ -80,6 +81,9 @@ class Plan:
     #: function -> parameter -> the number the seed gave it (`rods.synth.planner.seed_scales`): a certificate of
     #: 150 in the seed is one of a few hundred in its variants, not of 18147.
     scales: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: function -> optional arguments its call here passes when it is not the seed's own function there, for a
+    #: function every human call passes some to (`APIGraph.usual_optional`, one set drawn per plan).
+    usual_optional: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def name_held_out(self) -> None:
         """miss_func, after a run: the held-out functions are those that ran at the held-out positions, plus,

@@ -115,6 +115,9 @@ class Slot:
     optional: dict[str, Any] = field(default_factory=dict)
     #: The seed's call here is a read that told nothing (`rods.synth.findings.tells_nothing`): a variant's may.
     found_nothing: bool = False
+    #: Parameter -> (earlier position, its parameter) the seed's call here gave the same value as: the same file,
+    #: the same order (`echoes`).
+    echoes: dict[str, tuple[int, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -140,6 +143,12 @@ def seed_settings(trace: Trace) -> dict[str, dict[str, Any]]:
             if isinstance(value, (bool, int, float)) and not is_distinctive(value, frozenset()):
                 out.setdefault(call.name, {}).setdefault(param, value)
     return out
+
+
+def usual_optional(graph: APIGraph, rng: random.Random) -> dict[str, dict[str, Any]]:
+    """Per function every human call of which passes optional arguments, one of those sets (`APIGraph.usual_optional`):
+    a variant that calls `update_patient` where its seed called another function changes something, as people do."""
+    return {name: rng.choice(sets) for name, sets in graph.usual_optional.items()}
 
 
 def seed_scales(trace: Trace, typical: dict[str, dict[str, float]] | None = None) -> dict[str, dict[str, float]]:
@@ -170,7 +179,8 @@ def seed_slots(seed: Task, trace: Trace, profile: ComplexityProfile, graph: APIG
                     if node is not None and p in node.params and p not in node.required}
         slots.append(Slot(trace.turn_of[j], node.api_class if node else "", call.name, sources, trace.changed[j],
                           retells={p: i for (k, p), i in told.items() if k == j}, optional=optional,
-                          found_nothing=not trace.changed[j] and tells_nothing(call, trace.results[j])))
+                          found_nothing=not trace.changed[j] and tells_nothing(call, trace.results[j]),
+                          echoes=echoes(trace.calls, j, vocabulary_of(seed.environment))))
     for k, names in seed.reveal_turns().items():
         for name in names:
             at = next((j for j, c in enumerate(trace.calls) if c.name == name and trace.turn_of[j] >= k), None)
@@ -187,6 +197,22 @@ def seed_slots(seed: Task, trace: Trace, profile: ComplexityProfile, graph: APIG
             if said or positions:
                 slots[(said or positions)[0]].user_value = True
     return slots
+
+
+def echoes(calls: list[Any], j: int, words: frozenset[str]) -> dict[str, tuple[int, str]]:
+    """The arguments of call j that repeat a distinctive value an earlier call was given: parameter -> (that
+    call, its parameter), the latest. A person who reads a file and then copies it names one file twice; a
+    variant whose read and copy name two files does two unrelated things (`Coherence.stray_reads`)."""
+    out: dict[str, tuple[int, str]] = {}
+    for param, value in calls[j].arguments.items():
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool) or not is_distinctive(value, words):
+            continue
+        for i in range(j - 1, -1, -1):
+            same = next((p for p, v in calls[i].arguments.items() if v == value and type(v) is type(value)), None)
+            if same is not None:
+                out[param] = (i, same)
+                break
+    return out
 
 
 #: Longest narrative the schema allows (characters; two or three sentences).
@@ -297,7 +323,8 @@ class Planner:
                              retold=self._retold(name, slot), optional=slot.optional,
                              may_find_nothing=slot.found_nothing,
                              alternatives=self._alternatives(j, chosen, slots, banned, seed), changed=slot.changed,
-                             held_out=slot.held_out, user_value=slot.user_value, suggested=suggested.get(j, {}))
+                             held_out=slot.held_out, user_value=slot.user_value, suggested=suggested.get(j, {}),
+                             echoes=slot.echoes)
                  for j, (name, slot) in enumerate(zip(chosen, slots))]
         held = {k: [j for j, s in enumerate(slots) if s.held_out and s.turn >= int(k) and s.seed_function in names]
                 for k, names in seed.missed_function.items()}
@@ -305,7 +332,8 @@ class Planner:
         subs = {j: name for j, (name, slot) in enumerate(zip(chosen, slots)) if name != slot.seed_function}
         return Plan(seed, calls, config, narrative, copy.deepcopy(seed.missed_function), remapper, attempt, rng_seed,
                     subs, held, uncalled, candidates, frozenset(self.graph.flows), seed_settings(info.trace),
-                    seed_scales(info.trace, self.graph.typical_numbers))
+                    seed_scales(info.trace, self.graph.typical_numbers),
+                    usual_optional(self.graph, random.Random(f"{rng_seed}:optional")))
 
     # ------------------------------------------------------------ sequence
 

@@ -214,9 +214,22 @@ class _Search:
     def settings(self, planned: PlannedCall, name: str) -> dict[str, Any]:
         """What `name` is passed besides its required arguments' own values: the seed's settings for it
         (`Plan.settings`; not where the user must give a value: a setting is no value of theirs), and at the
-        seed's own function the optional arguments the seed passed there."""
+        seed's own function the optional arguments the seed passed there, at another the optional arguments its
+        human calls always pass some of (`Plan.usual_optional`: "Nothing to change" is no call a person makes)."""
         settings = {} if planned.user_value else self.plan.settings.get(name, {})
-        return {**settings, **(planned.optional if name == planned.original else {})}
+        own = planned.optional if name == planned.original else self.plan.usual_optional.get(name, {})
+        return {**settings, **own}
+
+    def repeated(self, planned: PlannedCall, name: str, steps: list[Step]) -> dict[str, Any]:
+        """The values `name` takes again where the seed's call here repeated an earlier call's (`PlannedCall.echoes`):
+        parameter -> the value the variant's earlier call was given there, for the parameters `name` has."""
+        params = function_docs(self.plan.seed.involved_classes).get(name, {}).get("parameters", {}).get("properties", {})
+        out: dict[str, Any] = {}
+        for param, (i, source) in planned.echoes.items():
+            own = param if param in params else next((p for p in params if _bare(p) == _bare(param)), None)
+            if own is not None and i < len(steps) and source in steps[i].call.arguments:
+                out[own] = steps[i].call.arguments[source]  # `diff`'s file_name1 is `tail`'s file_name
+        return out
 
     def feeds_later(self, j: int) -> bool:
         """Whether a later planned call takes a value from position j."""
@@ -309,6 +322,9 @@ class _Search:
                                               scales=self.plan.scales.get(name, {}))
             if name == names[j] and planned.suggested:
                 proposals = _suggested_first(proposals, planned.suggested)
+            repeated = self.repeated(planned, name, steps)
+            if repeated:  # the thing an earlier call named, where the seed named it again
+                proposals = _suggested_first(proposals, repeated)
             for arguments, fed in proposals:
                 if self.trials >= self.budget or kept >= KEPT_PER_FUNCTION or failed >= FAILURES_IN_A_ROW:
                     break
@@ -327,6 +343,7 @@ class _Search:
                 step = self._run(call, before)
                 if is_failed(step.result):
                     self._fail(j, name, step.result, "execution", call, env, steps)
+                    self.proposer.refuse(call, step.result)
                     failed += 1
                     continue
                 if planned.changed is not None and step.changed != planned.changed:
@@ -403,6 +420,11 @@ def _suggested_first(proposals: Iterator[tuple[dict, dict]], suggested: dict[str
         if k == 0:
             yield {**arguments, **suggested}, {p: src for p, src in fed.items() if p not in suggested}
         yield arguments, fed
+
+
+def _bare(param: str) -> str:
+    """A parameter's name without its digits: `file_name1` and `file_name` name one kind of thing."""
+    return "".join(ch for ch in param if not ch.isdigit())
 
 
 def _follow(value: Any, path: tuple) -> Any:

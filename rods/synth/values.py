@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 from rods.envs.domain import domain_of
 from rods.envs.vocabulary import NAMES, NOUNS, PLACES, SURNAMES, WORD as _WORD
 from rods.synth.dates import shift_date
-from rods.synth.people import company_suffixes, name_shaped, people_pools
+from rods.synth.people import company_suffixes, name_shaped, people_pools, titled
 
 if TYPE_CHECKING:
     from rods.synth.value_model import ValueModel
@@ -304,6 +304,8 @@ class ValueRemapper:
         self._prose: dict[str, list[str]] = {}
         self._any_prose: list[str] = []
         self._field_texts: dict[str, list[str]] = {}
+        #: "class/field" -> every phrase its human tasks hold there, the seed's own too (`_recombined`).
+        self._field_phrases: dict[str, list[str]] = {at: sorted(texts) for at, texts in (field_texts or {}).items()}
         if prose or field_texts:  # its own stream, so the draws above do not depend on the texts known
             shuffle = random.Random(f"{rng.random()}").shuffle
             self._prose = {owner: self._own_free(texts, shuffle) for owner, texts in (prose or {}).items()}
@@ -364,6 +366,9 @@ class ValueRemapper:
         if slot.kind == "person" and isinstance(value, str) and role not in ("first", "last") \
                 and name_shaped(value) and not value.startswith("@"):
             return self.person(value)
+        if slot.kind == "quantity" and isinstance(value, (int, float)) and slot.low is not None \
+                and slot.high is not None and slot.low <= value <= slot.high:
+            return within(self.number(value), slot.low, slot.high)
         return None
 
     def date(self, value: Any) -> Any:
@@ -382,6 +387,10 @@ class ValueRemapper:
         """A person's name for a seed's person's: first and family names of one country (Faker's), the same
         person for the same name, and the same new word for a word two names share (a family's surname)."""
         if text in self.texts:
+            return self.texts[text]
+        title, name = titled(text)
+        if title:  # "Dr. Ana Reyes" -> "Dr. " and a name for "Ana Reyes"
+            self.texts[text] = f"{title} {self.person(name)}"
             return self.texts[text]
         words = text.strip().split()
         first = words[0].lower()
@@ -479,12 +488,38 @@ class ValueRemapper:
         return new
 
     def _whole(self, text: str, owner: str | None, at: str | None) -> str | None:
-        """A text people wrote in place of the whole of `text`: a sentence for a sentence, a text held under the
-        same field for a phrase under a field; None when there is none (then word by word)."""
-        if is_prose(text):
-            return self.sentence(owner)
+        """A text people wrote in place of the whole of `text`: for a phrase under a field, another text held under
+        the same field, else one made of that field's words (`_recombined`); for a sentence, another sentence;
+        None when there is none (then word by word). A title is a title before it is a sentence."""
         if at and is_phrase(text):
-            return _draw_unused(self._field_texts.get(f"{owner}/{at}", []), self._used)
+            drawn = _draw_unused(self._field_texts.get(f"{owner}/{at}", []), self._used)
+            drawn = drawn if drawn is not None else self._recombined(text, f"{owner}/{at}")
+            if drawn is not None:
+                return drawn
+        return self.sentence(owner) if is_prose(text) else None
+
+    def _recombined(self, text: str, at: str) -> str | None:
+        """A new phrase for a field: the phrase with one word before its last (a name's head noun stays) taken from
+        another of the field's phrases at the same place counted from the end: stations 'Market Square' and 'Canal
+        Street' give 'Canal Square', titles 'Budget review' and 'Design critique' give 'Design review'. Word by
+        word, station names and titles became random nouns ('Rentals scans transcripts') in issue 39's reads.
+        None when the field has too few phrases to make a new one."""
+        phrases = self._field_phrases.get(at, [])
+        words = text.split()
+        if len(phrases) < 3 or len(words) < 2:
+            return None
+        split = [p.split() for p in phrases if p != text]
+        places = [i for i, w in enumerate(words[:-1]) if w.isalpha()]
+        self.rng.shuffle(places)
+        for i in places:
+            back = len(words) - i
+            options = sorted({p[-back] for p in split if len(p) >= back and p[-back].isalpha()} - {words[i]})
+            self.rng.shuffle(options)
+            for word in options:
+                new = " ".join([*words[:i], word, *words[i + 1:]])
+                if new not in phrases and new not in self._used:
+                    self._used.add(new)
+                    return new
         return None
 
     def sentence(self, owner: str | None = None) -> str | None:
@@ -619,6 +654,16 @@ class ValueRemapper:
             if float(new) not in taken and is_distinctive(new, frozenset()) and (new > 0) == (value > 0):
                 return new
         raise RuntimeError(f"could not draw a new number for {value!r}")
+
+
+def within(number: int | float, low: float, high: float) -> int | float:
+    """A new number kept in the range the seeds show for its field (a battery's 92% moved to 119% comes back
+    as 65%, not above 100): reflected at the bound it passed, then clamped."""
+    if low == high:
+        return number
+    folded = 2 * high - number if number > high else 2 * low - number if number < low else number
+    folded = min(max(folded, low), high)
+    return int(round(folded)) if isinstance(number, int) else round(folded, max(_decimals(number), 1))
 
 
 @lru_cache(maxsize=8192)

@@ -61,3 +61,31 @@ def test_the_reference_graph_is_learned_once_and_its_tasks_loaded_once(api_graph
 
     monkeypatch.setattr(BfclDomain, "reference_tasks", fail)
     assert reference_graph("bfcl") is api_graph
+
+
+def test_a_function_its_people_always_pass_options_to_is_called_with_some():
+    """The clinic's `update_patient(patient_id)` alone changes nothing ("Nothing to change"), nor does
+    `find_patient()` find anyone: every human call passes some optional argument, so a variant's call does too."""
+    import sys
+    from pathlib import Path
+
+    from rods.llm import make_backend
+    from rods.synth.api_graph import graph_for
+    from rods.synth.pipeline import Pipeline
+    from rods.synth.settings import SynthConfig
+    from rods.synth.profile import parse_ground_truth
+    from rods.tasks.task_files import read_tasks
+
+    folder = Path(__file__).resolve().parents[2] / "examples" / "clinic"
+    sys.path.insert(0, str(folder))
+    try:
+        seeds = read_tasks(folder / "seeds.jsonl")
+        graph = graph_for(seeds[0].environment, seeds)
+        assert {"update_patient", "find_patient"} <= set(graph.usual_optional)
+        assert "list_doctors" not in graph.usual_optional  # called without options by its people too
+        accepted = Pipeline(make_backend("template"), SynthConfig(per_seed=2, workers=2, seed=5))(seeds)
+        calls = [c for v in accepted for turn in parse_ground_truth(v) for c in turn
+                 if c.name in ("update_patient", "find_patient")]
+        assert calls and all(len(c.arguments) >= (2 if c.name == "update_patient" else 1) for c in calls), calls
+    finally:
+        sys.path.remove(str(folder))

@@ -182,3 +182,19 @@ def test_a_number_of_the_task_own_is_of_the_size_the_seed_gave_that_function():
     assert sums and all(near(a["a"], 150) and near(a["b"], 2.5) for a in sums), sums
     free = [a for seed in range(30) for a, _ in _proposer(seed).propose("add", env, {}, limit=2)]
     assert not all(near(a["a"], 150) for a in free)  # without the seed's numbers: any size
+
+
+def test_a_value_the_environment_refused_is_not_proposed_there_again():
+    """The warehouse's searches spent their trials on one refusal ("'Norlin KG' is not a carrier we book", 500
+    times 'found' with a negative delta): an error naming a value keeps that value from the function's draws."""
+    from rods.envs.calls import ToolCall
+
+    env = ToolEnvironment(FS, ["GorillaFileSystem"])
+    proposer = _proposer(3)
+    files = {a["file_name"] for a, _ in proposer.propose("cat", env, {}, limit=8, reading=True)}
+    assert files == {"notes.txt"}
+    proposer.refuse(ToolCall("cat", {"file_name": "notes.txt"}), "Error during execution: 'notes.txt' is locked")
+    assert not list(proposer.propose("cat", env, {}, limit=8, reading=True))  # its only file was refused
+    assert list(proposer.propose("tail", env, {}, limit=8, reading=True))  # another function may still take it
+    proposer.refuse(ToolCall("tail", {"file_name": "notes.txt"}), "Error during execution: no such line")
+    assert list(proposer.propose("tail", env, {}, limit=8, reading=True))  # an error that names no value: nothing

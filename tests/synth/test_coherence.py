@@ -243,3 +243,26 @@ def test_no_accepted_variant_breaks_a_rule(seeds_by_category, api_graph, bfcl_ru
         found = bfcl_rules.violations(task, seed=by_id[task.provenance.parent_id])
         assert not found, (task.id, [str(v) for v in found])
     assert set(KINDS) >= {r.split(":")[-1] for r in pipeline.stats.rejections if "coherence" in r}
+
+
+def test_a_lookup_on_the_way_to_something_else_serves_no_goal():
+    """Issue 39: "get order 'SO-2927', get order 'SO-0686', and then adjust the stock ...": reads about something,
+    but nothing the task goes on to do. Values a record of a list passes on (`lines=[{'sku': ...}]`) join calls."""
+    import sys
+    from pathlib import Path
+
+    from rods.tasks.task_files import read_tasks
+
+    folder = Path(__file__).resolve().parents[2] / "examples" / "warehouse"
+    sys.path.insert(0, str(folder))
+    try:
+        seeds = read_tasks(folder / "seeds.jsonl")
+        rules = Coherence.learned(seeds)
+        seed = seeds[0]  # finds two products, then orders them: lines=[{'sku': <found>, 'qty': 5}, ...]
+        assert rules.seed_groups(seed).stray_reads == 0 and "no_goal" not in kinds(rules, seed, seed=seed)
+        detour = Task.model_validate({**seed.model_dump(), "ground_truth": [
+            ["get_order(order_id='SO-5510')", *seed.ground_truth[0]], seed.ground_truth[1]]})
+        found = [v for v in rules.violations(detour, seed=seed) if v.kind == "no_goal"]
+        assert found and found[0].call == 0, rules.violations(detour, seed=seed)
+    finally:
+        sys.path.remove(str(folder))

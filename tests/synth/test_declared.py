@@ -53,3 +53,17 @@ def test_a_format_with_its_example_and_a_list_of_records_declare_nothing():
         "lines": {"type": "array", "items": {"$ref": "#/$defs/Line"},
                   "description": 'one line per SKU, e.g. [{"sku": "SKU-20431", "qty": 5}]'}}}}}
     assert declared_sets(docs, {}) == ({}, {})
+
+
+def test_a_table_made_from_a_literal_and_looked_up_by_get_declares_its_strings():
+    """The warehouse's carriers: a read-only map built from a literal tuple, looked up after trimming the text."""
+    source = textwrap.dedent('''
+        from types import MappingProxyType
+        CARRIERS = MappingProxyType({c.lower(): c for c in ("DPD", "GLS", "An Post")})
+
+        def ship(carrier):
+            booked = CARRIERS.get(carrier.strip().lower())
+            return booked
+    ''')
+    assert compared(source)["carrier"] == {"DPD", "GLS", "An Post"}
+    assert "carrier" not in compared("T = {'a': 1, 'b': 2}\ndef f(carrier):\n    return T.get('a')\n")

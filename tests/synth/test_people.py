@@ -9,3 +9,11 @@ def test_person_names_are_names_and_nouns_are_not():
     assert is_person_name("Amelia Kowalski") and is_person_name("Luis Fernández", known={"Luis Fernández"})
     assert not is_person_name("Newsletters Quotes") and not is_person_name("Appendix Lectures")
     assert not is_person_name("locked") and not is_person_name("Backlog")
+
+
+def test_a_title_before_a_name_is_no_part_of_it():
+    from rods.synth.people import titled
+
+    assert titled("Dr. Ana Reyes") == ("Dr.", "Ana Reyes") and titled("Ana Reyes") == ("", "Ana Reyes")
+    assert is_person_name("Dr. Ana Reyes") and is_person_name("Ms. Grace Adeyemi")
+    assert not is_person_name("Dr. Backlog Outlines")  # a title does not make nouns a person

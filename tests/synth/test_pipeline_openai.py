@@ -71,7 +71,8 @@ def test_scripted_failures_are_counted_and_the_pipeline_keeps_going(scripted_ope
     })
     llm = make_backend("openai", base_url=server.base_url, model="m", structured="json_schema",
                        timeout_s=0.8, max_retries=0, json_repairs=0, max_concurrency=2)
-    seeds = [t for t in stratified(seeds_by_category, 3) if sum(map(len, t.ground_truth)) <= 6][:8]
+    # four variants take the scripted failures; the others have to get through as verified as ever
+    seeds = [t for t in stratified(seeds_by_category, 4) if sum(map(len, t.ground_truth)) <= 6][:10]
     pipeline = Pipeline(llm, SynthConfig(per_seed=1, workers=2), graph=api_graph)
     accepted = pipeline(seeds)
     stats = pipeline.stats

@@ -260,3 +260,26 @@ def test_the_seeds_plain_numbers_and_switches_are_passed_wherever_its_functions_
     assert plan.scales["logarithm"] == {"value": 250, "base": 10, "precision": 2}
     assert plan.scales["tail"]["lines"] in api_graph.numbers["tail"]["lines"]  # elsewhere, the human tasks' middle
     assert 250 / 3 <= call.arguments["value"] <= 750, call.arguments
+
+
+def test_a_value_the_seed_names_twice_is_named_twice_in_its_variants(seeds_by_category, api_graph):
+    """A seed that shows a report's end and then compares that report names one file twice (`echoes`); its
+    variants' later call takes the file their own earlier call named, under its own parameter's name."""
+    from rods.envs.calls import ToolCall, parse_calls
+    from rods.llm import make_backend
+    from rods.synth.planner import echoes
+    from rods.synth.values import vocabulary_of
+
+    calls = [ToolCall("cd", {"folder": "documents"}), ToolCall("tail", {"file_name": "report.txt", "lines": 1}),
+             ToolCall("diff", {"file_name1": "report.txt", "file_name2": "summary.txt"})]
+    words = vocabulary_of("bfcl")
+    assert echoes(calls, 2, words) == {"file_name1": (1, "file_name")}
+    assert echoes(calls, 1, words) == {}  # 1 is no value a person names
+    seed = next(t for t in seeds_by_category["base"] if t.id == "multi_turn_base_13")
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=3, workers=1, seed=7), graph=api_graph)
+    accepted = pipeline([seed])
+    assert accepted
+    for variant in accepted:
+        (first, second), (third,) = [[parse_calls(c)[0] for c in turn] for turn in variant.ground_truth]
+        named = {v for v in second.arguments.values() if isinstance(v, str)}
+        assert named & {v for v in third.arguments.values() if isinstance(v, str)}, variant.ground_truth

@@ -202,3 +202,25 @@ def test_a_name_of_several_words_becomes_a_name_of_one_new_word_and_different_na
                 assert len(drawn) == 1 and made.endswith(name[len(stem):]), (name, made)
                 checked += 1
     assert checked >= 10
+
+
+def test_a_title_or_place_with_no_other_left_is_made_of_its_fields_own_words():
+    """Issue 39's reads: with every text under a field the seed's own, names were re-drawn word by word ('Rentals
+    scans transcripts'). One word before the head noun is taken from another phrase of the field instead."""
+    names = ["Market Square", "Canal Street", "Riverside Park North", "University Library"]
+    seed = {"stations": {f"S{i}": {"name": name} for i, name in enumerate(names)}}  # one state holds them all
+    for k in range(10):
+        r = ValueRemapper(random.Random(k), BFCL_WORDS, leaves(seed), field_texts={"Bikes/name": names})
+        new = [s["name"] for s in r.remap(seed, "Bikes")["stations"].values()]
+        assert not set(new) & set(names) and len(set(new)) == 4, new  # new names, none a seed's
+        for old, made in zip(names, new):
+            assert made.split()[-1] == old.split()[-1]  # a square stays a square
+            assert set(made.split()) <= {w for n in names for w in n.split()}, made  # in the field's own words
+
+
+def test_a_quantity_stays_in_the_range_its_seeds_show():
+    from rods.synth.values import within
+
+    assert within(119, 5, 100) == 81 and within(2, 5, 100) == 8 and within(50, 5, 100) == 50
+    assert within(430, 5, 100) == 5 and isinstance(within(119, 5, 100), int)
+    assert within(101.5, 0.0, 100.0) == 98.5
