@@ -429,6 +429,7 @@ class Pipeline:
         planners = [p for m in self.members for p in m._planners.values()]
         out["invalid_answers"] = {"plan.sequence": sum(p.invalid_proposals for p in planners),
                                   "plan.arguments": sum(p.invalid_arguments for p in planners),
+                                  "plan.arguments.out_of_domain": sum(p.out_of_domain_arguments for p in planners),
                                   "config_patch": sum(m.executor.invalid_patches for m in self.members)}
         out["routing"] = self.config.routing if len(self.members) > 1 else None
         return out

@@ -22,7 +22,8 @@ Narrative first, then the sequence, then the values:
   answers with a seeded draw among them). A proposal that breaks a
   constraint is counted in `invalid_proposals` and the sampler's first
   candidate runs; argument suggestions for a step or parameter that does not
-  exist are counted in `invalid_arguments`;
+  exist are counted in `invalid_arguments`, values the value model refuses
+  there (`rods.synth.value_model`) in `out_of_domain_arguments`;
 * **values**: each call's arguments are resolved during execution from the
   live state (:mod:`rods.synth.arguments`), so that its data-flow sources are
   exactly Φ's; the initial config is the classes' defaults merged with the
@@ -265,6 +266,8 @@ class Planner:
         self.usage: dict[str, dict[int, Counter]] = defaultdict(lambda: defaultdict(Counter))
         self.invalid_proposals = 0
         self.invalid_arguments = 0
+        #: Suggested values the environment's value model refuses (a room type it has no rooms of): dropped.
+        self.out_of_domain_arguments = 0
         self._analyses: dict[tuple[str, str], SeedAnalysis] = {}
         self._lock = threading.Lock()
         self._by_class: dict[str, list[str]] = defaultdict(list)
@@ -493,8 +496,9 @@ class Planner:
         A proposal that breaks a constraint (a function not allowed at its step, a missing step, a
         held-out function called before its turn) is counted in `invalid_proposals` and the sampler's
         first candidate runs; a suggestion for a step or parameter the sequence does not have is
-        counted in `invalid_arguments` and dropped. The executor tries the kept suggestions first,
-        and only if they fit.
+        counted in `invalid_arguments` and dropped, as is a value the environment's value model refuses there (a
+        category value outside its set, a person named with nouns: `out_of_domain_arguments`). The executor tries
+        the kept suggestions first, and only if they fit.
         """
         options = [self._options(j, slot, banned, candidates) for j, slot in enumerate(slots)]
         if all(len(o) == 1 for o in options):
@@ -538,8 +542,14 @@ class Planner:
             params = self.graph.nodes[sequence[step]].params if 0 <= step < len(sequence) else {}
             kept = {p: v for p, v in values.items() if p in params and isinstance(v, (str, int, float, bool, list))}
             bad += len(values) - len(kept) if params else 1
+            refused = {p for p, v in kept.items()
+                       if self.graph.values.admits(self.graph.values.params.get(f"{sequence[step]}.{p}"), v)}
+            kept = {p: v for p, v in kept.items() if p not in refused}
             if kept:
                 out[step] = kept
+            if refused:
+                with self._lock:
+                    self.out_of_domain_arguments += len(refused)
         if bad:
             with self._lock:
                 self.invalid_arguments += bad

@@ -283,3 +283,13 @@ def test_a_value_the_seed_names_twice_is_named_twice_in_its_variants(seeds_by_ca
         (first, second), (third,) = [[parse_calls(c)[0] for c in turn] for turn in variant.ground_truth]
         named = {v for v in second.arguments.values() if isinstance(v, str)}
         assert named & {v for v in third.arguments.values() if isinstance(v, str)}, variant.ground_truth
+
+
+def test_a_suggested_value_the_value_model_refuses_is_dropped_and_counted(api_graph):
+    """Issue 39, item 7: an LLM's suggestion outside a category the environment holds ('paragraphs' for `wc`'s mode,
+    whose set is l/w/c) is not tried; it is counted apart from suggestions for parameters that do not exist."""
+    planner = Planner(Suggesting(), api_graph)
+    kept = planner._suggestions({"0": {"mode": "paragraphs", "file_name": "notes.txt"}, "1": {"mode": "w"}},
+                                ["wc", "wc"])
+    assert kept == {0: {"file_name": "notes.txt"}, 1: {"mode": "w"}}
+    assert planner.out_of_domain_arguments == 1 and planner.invalid_arguments == 0
