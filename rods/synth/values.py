@@ -281,6 +281,9 @@ class ValueRemapper:
         self.numbers: dict[float, int | float] = {}
         self._avoid_words = {w.lower() for v in avoid if isinstance(v, str) for w in _WORD.findall(v)}
         self._avoid_numbers = {float(v) for v in avoid if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        #: One-word texts the seed holds as values (a city, a status): a name that says one ('Boston Logan
+        #: Airport') says it of its record, so `_recombined` neither moves it nor brings one in.
+        self._one_word_values = {v.lower() for v in avoid if isinstance(v, str) and v.strip() and " " not in v.strip()}
         self._used: set[str] = set()
         self._nouns = [w for w in NOUNS if w not in self._avoid_words]  # `_new_word` skips the vocabulary's
         self._names = [w for w in NAMES if w.lower() not in self._avoid_words]
@@ -470,7 +473,7 @@ class ValueRemapper:
         so it is no other name's ('projects' and 'projects_photography' stay two folders). None for any other
         text."""
         found = _COMPOUND.fullmatch(text)
-        if found is None:
+        if found is None or found["stem"].isupper():  # a code ('BOS-LOGAN') keeps its shape, word by word
             return None
         parts = re.split(r"([_-])", found["stem"])
         words = parts[::2]
@@ -501,7 +504,8 @@ class ValueRemapper:
     def _recombined(self, text: str, at: str) -> str | None:
         """A new phrase for a field: the phrase with one word before its last (a name's head noun stays) taken from
         another of the field's phrases at the same place counted from the end: stations 'Market Square' and 'Canal
-        Street' give 'Canal Square', titles 'Budget review' and 'Design critique' give 'Design review'. Word by
+        Street' give 'Canal Square', titles 'Budget review' and 'Design critique' give 'Design review'; a word
+        that is a value of its own elsewhere in the state (the city in 'Boston Logan Airport') stays. Word by
         word, station names and titles became random nouns ('Rentals scans transcripts') in issue 39's reads.
         None when the field has too few phrases to make a new one."""
         phrases = self._field_phrases.get(at, [])
@@ -509,11 +513,13 @@ class ValueRemapper:
         if len(phrases) < 3 or len(words) < 2:
             return None
         split = [p.split() for p in phrases if p != text]
-        places = [i for i, w in enumerate(words[:-1]) if w.isalpha()]
+        related = self._one_word_values
+        places = [i for i, w in enumerate(words[:-1]) if w.isalpha() and w.lower() not in related]
         self.rng.shuffle(places)
         for i in places:
             back = len(words) - i
-            options = sorted({p[-back] for p in split if len(p) >= back and p[-back].isalpha()} - {words[i]})
+            options = sorted({p[-back] for p in split if len(p) >= back and p[-back].isalpha()
+                              and p[-back].lower() not in related} - {words[i]})
             self.rng.shuffle(options)
             for word in options:
                 new = " ".join([*words[:i], word, *words[i + 1:]])

@@ -210,7 +210,7 @@ def test_no_human_seed_of_any_shipped_environment_leaves_its_model():
 
 EXAMPLE_ENVS = {"clinic": "clinic:Clinic", "warehouse": "warehouse:Warehouse",
                 "calendar_invites": "team_calendar:TeamCalendar", "byo_env": "library:Library",
-                "bikeshare": "bikeshare:BikeShare"}
+                "bikeshare": "bikeshare:BikeShare", "car_rental": "car_rental:CarRental"}
 
 
 @pytest.fixture(scope="module")
@@ -248,6 +248,16 @@ def test_no_accepted_variant_undoes_its_own_write_more_than_its_seed(populations
     for variant in accepted:
         seed = by_id[variant.provenance.parent_id]
         assert len(rules.undone_writes(trace_task(variant))) <= len(rules.undone_writes(trace_task(seed))), variant.id
+
+
+def test_a_branch_named_for_its_city_stays_in_that_city(populations):
+    """The car-rental read: 'Hartford Logan Airport' in Boston. A name's word that is its record's city stays."""
+    seeds, accepted = populations["car_rental:CarRental"]
+    cities = {b["city"] for s in seeds for b in s.initial_config["car_rental:CarRental"]["branches"].values()}
+    for variant in accepted:
+        for branch in variant.initial_config["car_rental:CarRental"]["branches"].values():
+            named = [w for w in branch["name"].split() if w in cities]
+            assert named in ([], [branch["city"]]), (variant.id, branch)
 
 
 def _values_at(task: Task, paths: list[str]):

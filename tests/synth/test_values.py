@@ -224,3 +224,20 @@ def test_a_quantity_stays_in_the_range_its_seeds_show():
     assert within(119, 5, 100) == 81 and within(2, 5, 100) == 8 and within(50, 5, 100) == 50
     assert within(430, 5, 100) == 5 and isinstance(within(119, 5, 100), int)
     assert within(101.5, 0.0, 100.0) == 98.5
+
+
+def test_a_name_keeps_the_word_its_record_says_elsewhere_and_a_code_keeps_its_shape():
+    """The car-rental read: 'Hartford Logan Airport' in Boston (a city swapped into a branch's name), and the
+    branch 'BOS-LOGAN' re-keyed as 'Mab'."""
+    branches = {"BOS-LOGAN": {"name": "Boston Logan Airport", "city": "Boston"},
+                "BOS-BACKBAY": {"name": "Boston Back Bay", "city": "Boston"},
+                "PVD-DOWNTOWN": {"name": "Providence Downtown Plaza", "city": "Providence"},
+                "HFD-UNION": {"name": "Hartford Union Station", "city": "Hartford"}}
+    seed = {"branches": branches}
+    names = [b["name"] for b in branches.values()]
+    for k in range(10):
+        r = ValueRemapper(random.Random(k), BFCL_WORDS, leaves(seed), field_texts={"Cars/name": names})
+        new = r.remap(seed, "Cars")["branches"]
+        for (key, branch), old in zip(new.items(), branches.values()):
+            assert branch["name"].split()[0] == old["city"], branch  # the word its record says elsewhere stays
+            assert branch["name"] not in names and re.fullmatch(r"[A-Z]+-[A-Z]+", key), (key, branch)
