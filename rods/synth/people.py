@@ -26,6 +26,12 @@ PEOPLE_LOCALES = ("en_US", "en_GB", "de_DE", "fr_FR", "es_ES", "it_IT", "pt_BR",
                   "tr_TR", "en_IN", "da_DK", "fi_FI", "cs_CZ", "en_NG")
 
 
+#: The fewest names of each kind a locale must have to name people: Polish family names sit under
+#: `last_names_male`/`_female`, and its `last_names` is the base provider's one placeholder, 'Doe' (every Polish
+#: guest of the box-office read was a Doe).
+MIN_NAMES = 20
+
+
 @cache
 def people_pools() -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
     """Locale -> (first names, family names) of Faker's person providers, ASCII letters only (synthesis reads
@@ -33,9 +39,10 @@ def people_pools() -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
     out = {}
     for locale in PEOPLE_LOCALES:
         provider = importlib.import_module(f"{persons.__name__}.{locale}").Provider
-        firsts, lasts = (tuple(sorted({n for n in getattr(provider, attr, ()) if re.fullmatch(r"[A-Z][a-z]{2,11}", n)}))
-                         for attr in ("first_names", "last_names"))
-        if firsts and lasts:
+        firsts, lasts = (tuple(sorted({n for attr in (kind, f"{kind}_male", f"{kind}_female")
+                                       for n in getattr(provider, attr, ()) if re.fullmatch(r"[A-Z][a-z]{2,11}", n)}))
+                         for kind in ("first_names", "last_names"))
+        if len(firsts) >= MIN_NAMES and len(lasts) >= MIN_NAMES:  # not a base provider's placeholder ('Doe')
             out[locale] = (firsts, lasts)
     return out
 

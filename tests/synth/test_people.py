@@ -17,3 +17,15 @@ def test_a_title_before_a_name_is_no_part_of_it():
     assert titled("Dr. Ana Reyes") == ("Dr.", "Ana Reyes") and titled("Ana Reyes") == ("", "Ana Reyes")
     assert is_person_name("Dr. Ana Reyes") and is_person_name("Ms. Grace Adeyemi")
     assert not is_person_name("Dr. Backlog Outlines")  # a title does not make nouns a person
+
+
+def test_every_country_names_people_with_many_names_of_its_own():
+    """The box-office read: every Polish guest was a 'Doe' (Faker's pl_PL keeps family names under
+    `last_names_male`/`_female`; its `last_names` is the base provider's placeholder)."""
+    from rods.synth.people import MIN_NAMES, people_pools
+
+    pools = people_pools()
+    assert len(pools) >= 10
+    for locale, (firsts, lasts) in pools.items():
+        assert len(firsts) >= MIN_NAMES and len(lasts) >= MIN_NAMES, locale
+        assert lasts != ("Doe",), locale
