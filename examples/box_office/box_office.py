@@ -12,8 +12,7 @@ from __future__ import annotations
 import copy
 import re
 import unicodedata
-from datetime import date as Date
-from datetime import timedelta
+from datetime import date as Date, timedelta
 from types import MappingProxyType
 from typing import Literal, get_args
 

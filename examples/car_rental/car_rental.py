@@ -111,7 +111,8 @@ class CarRental:
         if city is not None and city.strip().lower() not in {c.lower() for c in cities}:
             raise ValueError(f"We have no branch in {city!r}; cities: {', '.join(cities)}.")
         return [{"branch_id": bid, **copy.deepcopy(b),
-                 "cars_ready": sum(v["branch_id"] == bid and v["status"] == "available" for v in self.vehicles.values())}
+                 "cars_ready": sum(v["branch_id"] == bid and v["status"] == "available"
+                                   for v in self.vehicles.values())}
                 for bid, b in sorted(self.branches.items())
                 if city is None or b["city"].lower() == city.strip().lower()]
 
@@ -209,7 +210,8 @@ class CarRental:
             "on_the_lot": [{"plate": p, "make_model": v["make_model"], "vehicle_class": v["vehicle_class"],
                             "mileage": v["mileage"], "fuel_level": v["fuel_level"]}
                            for p, v in sorted(self.vehicles.items())
-                           if v["branch_id"] == branch_id and v["status"] == "available" and v["vehicle_class"] in classes],
+                           if v["branch_id"] == branch_id and v["status"] == "available"
+                           and v["vehicle_class"] in classes],
         }
 
     # -- reservations --------------------------------------------------------------------------------------
@@ -346,7 +348,8 @@ class CarRental:
         else:
             raise ValueError(f"No reservation or rental with id {booking_id!r}.")
         self._check_quantity(extra, booking["extras"].get(extra, 0) + quantity)
-        booking["extras"] = dict(sorted({**booking["extras"], extra: booking["extras"].get(extra, 0) + quantity}.items()))
+        counts = {**booking["extras"], extra: booking["extras"].get(extra, 0) + quantity}
+        booking["extras"] = dict(sorted(counts.items()))
         return {"booking_id": booking_id, "extras": dict(booking["extras"]),
                 "extras_per_day": round(sum(EXTRA_PRICES[e] * q for e, q in booking["extras"].items()), 2)}
 
@@ -438,7 +441,8 @@ class CarRental:
             "mileage": round(over * EXTRA_MILE_RATE, 2),
             "extras": round(sum((EXTRA_PRICES[e] * q for e, q in rental["extras"].items()), 0.0) * days, 2),
             "fuel": round(max(0, rental["fuel_out"] - fuel_level) * FUEL_PER_EIGHTH, 2),
-            "one_way": ONE_WAY_FEE if self.branches[branch_id]["city"] != self.branches[rental["pickup_branch"]]["city"] else 0.0,
+            "one_way": (ONE_WAY_FEE if self.branches[branch_id]["city"]
+                        != self.branches[rental["pickup_branch"]]["city"] else 0.0),
             "damage": round(sum((DAMAGE_DEDUCTIBLES[r["severity"]] for r in reports), 0.0), 2),
         }
         total = round(sum(v for k, v in charges.items() if k not in ("days", "miles_driven")), 2)
@@ -558,11 +562,13 @@ class CarRental:
         return key
 
     def _estimate(self, res: dict) -> float:
-        days = max(1, (self._date(res["return_date"], "return_date") - self._date(res["pickup_date"], "pickup_date")).days)
+        days = max(1, (self._date(res["return_date"], "return_date")
+                       - self._date(res["pickup_date"], "pickup_date")).days)
         time = CLASS_RATES[res["vehicle_class"]] * days
         discount = time * LOYALTY_DISCOUNTS[self.customers[res["customer_id"]]["loyalty"]]
         extras = sum(EXTRA_PRICES[e] * q for e, q in res["extras"].items()) * days
-        one_way = ONE_WAY_FEE if self.branches[res["return_branch"]]["city"] != self.branches[res["pickup_branch"]]["city"] else 0.0
+        one_way = (ONE_WAY_FEE if self.branches[res["return_branch"]]["city"]
+                   != self.branches[res["pickup_branch"]]["city"] else 0.0)
         return round(time - discount + extras + one_way, 2)
 
     def _customer_record(self, customer_id: str) -> dict:
@@ -570,7 +576,8 @@ class CarRental:
         record["reservations"] = [
             {"reservation_id": rid, "vehicle_class": r["vehicle_class"], "pickup_branch": r["pickup_branch"],
              "pickup_date": r["pickup_date"], "return_date": r["return_date"]}
-            for rid, r in sorted(self.reservations.items()) if r["customer_id"] == customer_id and r["status"] == "confirmed"]
+            for rid, r in sorted(self.reservations.items())
+            if r["customer_id"] == customer_id and r["status"] == "confirmed"]
         record["open_rental"] = next(
             ({"rental_id": rid, "plate": r["plate"], "due_date": r["due_date"], "return_branch": r["return_branch"]}
              for rid, r in sorted(self.rentals.items()) if r["customer_id"] == customer_id and r["status"] == "open"),
@@ -585,5 +592,6 @@ class CarRental:
     def _rental_record(self, rental_id: str) -> dict:
         rental = self.rentals[rental_id]
         car = self.vehicles[rental["plate"]]
-        return {"rental_id": rental_id, **copy.deepcopy(rental), "customer": self.customers[rental["customer_id"]]["name"],
+        return {"rental_id": rental_id, **copy.deepcopy(rental),
+                "customer": self.customers[rental["customer_id"]]["name"],
                 "make_model": car["make_model"], "vehicle_class": car["vehicle_class"]}

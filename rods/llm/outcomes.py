@@ -373,7 +373,8 @@ def documented_action(description: str, arguments: dict[str, Any], *, nouns: Map
     first = re.split(r"(?<=[.!?])\s|\n", description.strip(), maxsplit=1)[0].rstrip(".!? ") if description else ""
     clause = _CLAUSE_END.split(first, maxsplit=1)[0].strip()
     words = clause.split()
-    if len(words) < 2 or words[0].lower() == "returns" or re.search(r"\b(?:or|optionally|either)\b", clause.lower()) or \
+    choice = re.search(r"\b(?:or|optionally|either)\b", clause.lower())
+    if len(words) < 2 or words[0].lower() == "returns" or choice or \
             imperative(words[0]) not in VERBS | READ_VERBS | GIVING_VERBS:
         return None
     text = " ".join([imperative(words[0]), *words[1:]])

@@ -147,8 +147,8 @@ class ArgumentProposer:
         be positive", "No purchase order 'JDY-02'"): later draws of this variant do not give them there again, so
         a search does not spend its trials on one refusal."""
         said = error.lower()
-        self.refused |= {(call.name, p, v) for p, v in call.arguments.items()
-                         if isinstance(v, str) and len(v) >= 2 and re.search(rf"(?<!\w){re.escape(v.lower())}(?!\w)", said)}
+        self.refused |= {(call.name, p, v) for p, v in call.arguments.items() if isinstance(v, str) and len(v) >= 2
+                         and re.search(rf"(?<!\w){re.escape(v.lower())}(?!\w)", said)}
 
     def params(self, function: str, optional: Iterable[str] = ()) -> list[tuple[str, dict[str, Any]]]:
         """The function's required parameters with their specs, then those of `optional` it has."""

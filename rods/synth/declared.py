@@ -133,7 +133,8 @@ def _tables(tree: ast.AST) -> dict[str, set[str]]:
 
 
 def _named(node: ast.AST) -> str | None:
-    """The name a value is known by in the code: `x`, `self.x`, `record["x"]`, `record.get("x")`, `x.strip().lower()`."""
+    """The name a value is known by in the code: `x`, `self.x`, `record["x"]`, `record.get("x")`,
+    `x.strip().lower()`."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):

@@ -223,7 +223,8 @@ class _Search:
     def repeated(self, planned: PlannedCall, name: str, steps: list[Step]) -> dict[str, Any]:
         """The values `name` takes again where the seed's call here repeated an earlier call's (`PlannedCall.echoes`):
         parameter -> the value the variant's earlier call was given there, for the parameters `name` has."""
-        params = function_docs(self.plan.seed.involved_classes).get(name, {}).get("parameters", {}).get("properties", {})
+        doc = function_docs(self.plan.seed.involved_classes).get(name, {})
+        params = doc.get("parameters", {}).get("properties", {})
         out: dict[str, Any] = {}
         for param, (i, source) in planned.echoes.items():
             own = param if param in params else next((p for p in params if _bare(p) == _bare(param)), None)

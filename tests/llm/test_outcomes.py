@@ -169,7 +169,8 @@ def test_a_code_segment_says_one_and_any_other_value():
     # a code with a slot in the outcome is said there, and the usual one when the call passes none
     assert outcome("wc", {"file_name": "a.txt", "mode": "w"}, params=["file_name", "mode"]) == \
         "tell me how many words there are in 'a.txt'"
-    assert outcome("wc", {"file_name": "a.txt"}, params=["file_name", "mode"]) == "tell me how many lines there are in 'a.txt'"
+    assert outcome("wc", {"file_name": "a.txt"}, params=["file_name", "mode"]) == \
+        "tell me how many lines there are in 'a.txt'"
 
 
 def test_a_tool_without_a_phrase_is_asked_for_with_its_docs_action():

@@ -72,8 +72,8 @@ def test_a_function_its_people_always_pass_options_to_is_called_with_some():
     from rods.llm import make_backend
     from rods.synth.api_graph import graph_for
     from rods.synth.pipeline import Pipeline
-    from rods.synth.settings import SynthConfig
     from rods.synth.profile import parse_ground_truth
+    from rods.synth.settings import SynthConfig
     from rods.tasks.task_files import read_tasks
 
     folder = Path(__file__).resolve().parents[2] / "examples" / "clinic"

@@ -150,10 +150,14 @@ def test_pipeline_end_to_end_over_llama_cpp(llama_server, seeds_by_category, api
     assert llm.stats.total.chats <= 4
     # a proposal that breaks the graph's constraints is counted, and the sampler's first candidate runs
     assert pipeline.report()["invalid_answers"]["plan.sequence"] == pipeline.planner.invalid_proposals
+    # suggested values the value model refuses are dropped and counted; what gets through stays in the model
+    assert pipeline.report()["invalid_answers"]["plan.arguments.out_of_domain"] == \
+        pipeline.planner.out_of_domain_arguments
     calls = llm.stats.total
     assert calls.chats >= 1 and calls.prompt_tokens > 0 and calls.completion_tokens > 0
     for task in accepted:
         assert not trace_task(task).errors and task.provenance.backend.startswith("openai:")
+        assert api_graph.values.violations(task) == []
 
 
 @pytest.mark.slow
