@@ -161,16 +161,14 @@ class APIGraph:
                     if is_phrase(value) and not is_filler(value):
                         field_texts[f"{owner}/{at}"].add(value)
             trace = trace_task(task)
-            for call in trace.calls:
-                node = graph.nodes.get(call.name)
-                if node is not None:
-                    optional[call.name].append({p: v for p, v in call.arguments.items() if p not in node.required})
             for call, changed in zip(trace.calls, trace.changed):
                 for param, value in call.arguments.items():
                     if isinstance(value, (int, float)) and not isinstance(value, bool):
                         graph.numbers.setdefault(call.name, {}).setdefault(param, []).append(value)
                 if call.name in graph.nodes:
                     graph.nodes[call.name].calls_seen += 1
+                    optional[call.name].append({p: v for p, v in call.arguments.items()
+                                                if p not in graph.nodes[call.name].required})
                     prose[graph.nodes[call.name].api_class] |= {v for v in call.arguments.values()
                                                                   if is_prose(v) and not is_filler(v)}
                     if changed:

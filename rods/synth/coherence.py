@@ -67,7 +67,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -448,11 +447,8 @@ class Coherence:
             link(flow.source, flow.target)
         for i, j in self._mentions(trace):
             link(i, j)
-        first: dict[str, int] = {}
-        for j, call in enumerate(trace.calls):
-            for _, value in arguments_of(call, self.params.get(call.name, [])):
-                if isinstance(value, (str, int, float)) and is_distinctive(value, self.words):
-                    link(first.setdefault(json.dumps(value), j), j)
+        for i, j in self._common_values(trace):
+            link(i, j)
         final = None
         for t in turns[:-1]:  # what a turn sets up: without it, a later turn reads or ends differently
             if linked >= set(turns):
@@ -486,12 +482,8 @@ class Coherence:
         joined = {f.source for f in flows} | {f.target for f in flows}
         for i, j in self._mentions(trace):
             joined |= {i, j}
-        users: dict[str, set[int]] = defaultdict(set)  # a distinctive value two calls both name joins them
-        for j, call in enumerate(trace.calls):
-            for _, value in arguments_of(call, self.params.get(call.name, [])):
-                if isinstance(value, (str, int, float)) and is_distinctive(value, self.words):
-                    users[json.dumps(value)].add(j)
-        joined |= {j for calls in users.values() if len(calls) > 1 for j in calls}
+        for i, j in self._common_values(trace):
+            joined |= {i, j}
         final: list[str] = []
         out = []
         for j in range(len(trace.calls) - 1):
@@ -519,15 +511,24 @@ class Coherence:
             join(flow.source, flow.target)
         for i, j in self._mentions(trace):
             join(i, j)
+        for i, j in self._common_values(trace):
+            join(i, j)
         owners: dict[str, int] = {}
-        shared: dict[str, int] = {}
         for j, call in enumerate(trace.calls):
-            owner = self.docs.get(call.name, {}).get("class", "")
-            join(owners.setdefault(owner, j), j)
-            for _, value in arguments_of(call, self.params.get(call.name, [])):
-                if is_distinctive(value, self.words) and isinstance(value, (str, int, float)):
-                    join(shared.setdefault(json.dumps(value), j), j)
+            join(owners.setdefault(self.docs.get(call.name, {}).get("class", ""), j), j)
         return len({find(j) for j in range(n)})
+
+    def _common_values(self, trace: Trace) -> list[tuple[int, int]]:
+        """(i, j): call j names a distinctive value the first call i naming it named too (the same file, order)."""
+        first: dict[str, int] = {}
+        out = []
+        for j, call in enumerate(trace.calls):
+            for _, value in arguments_of(call, self.params.get(call.name, [])):
+                if isinstance(value, (str, int, float)) and is_distinctive(value, self.words):
+                    i = first.setdefault(json.dumps(value), j)
+                    if i != j:
+                        out.append((i, j))
+        return out
 
     def _mentions(self, trace: Trace) -> list[tuple[int, int]]:
         """(i, j): an argument of call j mentions a distinctive word or a number (3+ digits) call i returned or

@@ -113,7 +113,7 @@ def _mentions(text: str, value: Any) -> bool:
     return True
 
 
-def _content_words(text: str) -> set[str]:
+def content_words(text: str) -> set[str]:
     """Stems of the words of 4+ letters ("navigates" and "navigate" share one)."""
     return {w.rstrip("s")[:5] for w in re.findall(r"[a-z]{4,}", text.lower())}
 
@@ -170,7 +170,7 @@ class Judge:
                 if given:
                     if not any(_mentions(text, v) for v in given):
                         return Verdict(False, f"turn {turn['turn']}: nothing in the query asks for {call['function']}")
-                elif not (_content_words(call["description"]) & _content_words(text)) and text:
+                elif not (content_words(call["description"]) & content_words(text)) and text:
                     return Verdict(False, f"turn {turn['turn']}: the query does not describe {call['function']}")
         return Verdict(True, "every call is asked for in its turn's query")
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rods.synth.api_graph import describe, function_docs
+from rods.synth.judge import content_words
 from rods.synth.leak import leaks
 from rods.synth.profile import parse_ground_truth
 from rods.synth.values import leaves
@@ -64,12 +65,16 @@ class Phrasing:
 
     function: str
     text: str
-    slots: tuple[str, ...]
     unsaid: tuple[tuple[str, Any], ...]
     pointed: frozenset[str]
-    kinds: tuple[tuple[str, str], ...]
+    kinds: tuple[tuple[str, str], ...]  # each slot's parameter and the kind of value the seed said there
     lowered: frozenset[str] = frozenset()
     source: str = ""
+
+    @property
+    def slots(self) -> tuple[str, ...]:
+        """The parameters the text says."""
+        return tuple(p for p, _ in self.kinds)
 
     def fits(self, arguments: dict[str, Any], bound: set[str]) -> bool:
         """Whether a call with `arguments` (of which `bound` come from earlier results) is asked for by these
@@ -140,20 +145,16 @@ def _names_something(sentence: str) -> bool:
     return any(w[0].isupper() and w not in _PLAIN_CAPS for w in words[1:])
 
 
-def _stem(word: str) -> str:
-    return word.lower().rstrip("s")[:5]
-
-
 def story_words(task: Task) -> set[str]:
     """Stems of the words of the names and titles the task's state holds ("Angle Grinder 115mm") that the docs
     of its tools never use: words of this seed's own things, stale in another task."""
-    named = {_stem(w) for v in leaves(task.initial_config) if isinstance(v, str) and (" " in v or v[:1].isupper())
-             for w in re.findall(r"[A-Za-z]{4,}", v)}
+    named = {w for v in leaves(task.initial_config) if isinstance(v, str) and (" " in v or v[:1].isupper())
+             for w in content_words(v)}
     docs = function_docs(task.involved_classes)
-    documented = {_stem(w) for doc in docs.values()
+    documented = {w for doc in docs.values()
                   for text in (describe(doc), *(str(p.get("description", "")) for p in
                                                 doc.get("parameters", {}).get("properties", {}).values()))
-                  for w in re.findall(r"[A-Za-z]{4,}", text)}
+                  for w in content_words(text)}
     return named - documented
 
 
@@ -191,7 +192,7 @@ def phrasing_of(task: Task, turn: int, call: Any, story: set[str] | None = None)
     if not kept or len(body) > MAX_CHARS or any(_names_something(s) for s in kept):
         return None
     story = story_words(task) if story is None else story
-    if any(_stem(w) in story for w in re.findall(r"[A-Za-z]{4,}", re.sub(r"\{\w+\}", "", body))):
+    if content_words(re.sub(r"\{\w+\}", "", body)) & story:
         return None
     if len(set(re.findall(r"\{(\w+)\}", body))) != len(spans):
         return None  # a value said only in a sentence left behind
@@ -201,7 +202,7 @@ def phrasing_of(task: Task, turn: int, call: Any, story: set[str] | None = None)
     said = re.sub(r"\{(\w+)\}", lambda m: str(call.arguments[m.group(1)]), body)
     if call.name in said or leaks(said, [call.name], task.involved_classes):
         return None  # names the tool, or recites its docs
-    return Phrasing(function=call.name, text=body, slots=tuple(sorted(p for _, _, p in spans)),
+    return Phrasing(function=call.name, text=body,
                     unsaid=tuple(sorted(unsaid.items(), key=lambda kv: kv[0])), pointed=pointed,
                     kinds=tuple(sorted((p, _kind(call.arguments[p])) for _, _, p in spans)),
                     lowered=frozenset(lowered), source=f"{task.id}#{turn}")
