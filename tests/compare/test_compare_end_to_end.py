@@ -58,6 +58,10 @@ def _cli(arms, out):
             str(STEPS), "--heldout", "4", "--out", str(out)]
 
 
+def _started(run_dir):
+    return any(a["event"] == "start" for a in read_jsonl(run_dir / "attempts.jsonl"))
+
+
 def test_compare_killed_then_rerun_finishes_without_repeating_a_finished_run(tmp_path, arms):
     out = tmp_path / "cmp"
     first = out / "runs" / "static" / "seed-0"
@@ -70,7 +74,12 @@ def test_compare_killed_then_rerun_finishes_without_repeating_a_finished_run(tmp
             assert proc.poll() is None, "rods compare exited before the first run finished"
             assert time.time() < deadline, "the first run did not finish in time"
             time.sleep(0.5)
-        time.sleep(3)  # the second run is under way
+        # Kill once the second run has recorded its start (a fixed pause raced it on a loaded machine).
+        while not _started(second):
+            assert proc.poll() is None, "rods compare exited before the second run started"
+            assert time.time() < deadline, "the second run did not start in time"
+            time.sleep(0.2)
+        time.sleep(1)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
