@@ -6,8 +6,8 @@ arms (plain, rods, plain, rods, ...) so machine load hits both alike; each round
 trains a fresh copy of the same initial weights for `--steps` optimizer steps.
 The rods arm runs everything the engine does during training: every group's
 rewards observed, seeds selected after every step, synthesis (template backend)
-in a background thread, and epoch boundaries (retire/inject) every 2 steps. Both
-arms train on the same task stream unless `--closed-loop` is given (then the
+in its own process (as `rods train` runs it), and epoch boundaries
+(retire/inject) every 2 steps. Both arms train on the same task stream unless `--closed-loop` is given (then the
 rods arm trains on its live pool, whose injected tasks have other lengths, so
 the ratio also carries the curriculum's own cost).
 
@@ -80,10 +80,9 @@ def build_model_dir(kind: str, folder: Path) -> Path:
 def run_arm(arm: str, model_dir: Path, seeds, steps: int, out: Path, closed_loop: bool = False) -> dict:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from rods.engine import DataEngine, PoolSynthesisWorker
-    from rods.llm import make_backend
-    from rods.synth.pipeline import Pipeline
+    from rods.engine import DataEngine
     from rods.train import config_from_dict
+    from rods.train.run import make_synthesis_worker
     from rods.train.trainer import build_trainer
 
     config = config_from_dict({
@@ -94,8 +93,7 @@ def run_arm(arm: str, model_dir: Path, seeds, steps: int, out: Path, closed_loop
         "engine": {"K": 4, "min_observations": 4, "burn_in_rollouts": 4, "max_seeds_per_step": 2,
                    "quotas": {"basic": 1, "miss_func": 0, "miss_param": 1}, "exclusion_window": 1,
                    "capacity": 16, "max_injection_fraction": 0.5},
-        # Named because a config with synthesis on must name its backend; the rods arm builds
-        # the same template backend itself (below) to run it in a PoolSynthesisWorker.
+        # The rods arm's synthesis worker is the one `rods train` builds from these settings.
         "synthesis": {"backend": "template"},
     })
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
@@ -105,7 +103,7 @@ def run_arm(arm: str, model_dir: Path, seeds, steps: int, out: Path, closed_loop
     lookup, source = by_id.__getitem__, lambda: list(seeds)
     if arm == "rods":
         engine = DataEngine(config.engine_config(), seeds, run_dir=out / "engine")
-        worker = PoolSynthesisWorker(Pipeline(make_backend("template")), max_workers=1)
+        worker = make_synthesis_worker(config.synthesis)
         engine.attach_worker(worker)
         # By default both arms train on the same task stream (the seeds), so the ratio
         # measures what running the engine costs, not what the injected tasks cost to

@@ -284,7 +284,12 @@ class SynthesisSettings(Section):
         elif self.options.routing != self.routing:
             self.options = self.options.model_copy(update={"routing": self.routing})
         return self
-    kind: Literal["thread", "process"] = Field("thread", description="Run synthesis in threads or processes.")
+    kind: Literal["thread", "process"] = Field(
+        "process",
+        description="Where synthesis runs: process (default; its own process at a lower priority, off the "
+        "trainer's interpreter, restarted if it dies) or thread (in the trainer's process).",
+    )
+    nice: int = Field(10, ge=0, le=19, description="How much lower a synthesis process's priority is (os.nice).")
     wait_at_epoch_end: bool = Field(
         False,
         description="Let an epoch boundary wait for synthesis still in flight (short demos and tests only: "

@@ -84,11 +84,32 @@ def make_synthesizer(settings: SynthesisSettings) -> Callable[[list[Task]], list
     from rods.llm import make_backend
     from rods.synth.pipeline import Pipeline
 
-    specs = [(b.backend, b.backend_args) for b in settings.backends] or [(settings.backend, settings.backend_args)]
+    specs: list[tuple[str | None, dict[str, Any]]] = [(b.backend, b.backend_args) for b in settings.backends]
+    specs = specs or [(settings.backend, settings.backend_args)]
     if any(name is None for name, _ in specs):
         raise ValueError("synthesis.backend is required (template, openai or local)")
-    backends = [make_backend(name, **args) for name, args in specs]
+    backends = [make_backend(str(name), **args) for name, args in specs]
     return Pipeline(backends, settings.options)
+
+
+def make_synthesis_worker(settings: SynthesisSettings, synthesize: Callable[[list[Task]], list[Task]] | None = None):
+    """The engine's synthesis worker: `synthesize` (default: `make_synthesizer(settings)`) per `settings.kind`.
+
+    With kind "process" the pipeline is built once in each worker process from the (picklable)
+    settings; it is built here too, once, so a backend that cannot be built fails now, not in the
+    worker. A given `synthesize` that cannot be pickled runs in a thread (with a warning).
+    """
+    from functools import partial
+
+    from rods.engine import PoolSynthesisWorker
+
+    options: dict[str, Any] = {"max_workers": settings.workers, "kind": settings.kind, "nice": settings.nice}
+    if synthesize is not None:
+        return PoolSynthesisWorker(synthesize, **options)
+    if settings.kind == "thread":
+        return PoolSynthesisWorker(make_synthesizer(settings), **options)
+    make_synthesizer(settings)
+    return PoolSynthesisWorker(factory=partial(make_synthesizer, settings), **options)
 
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
@@ -147,7 +168,7 @@ def train(
         max_steps: overrides `config.grpo.max_steps` (e.g. to stop early and resume).
         callbacks: extra TrainerCallbacks.
     """
-    from rods.engine import DataEngine, PoolSynthesisWorker
+    from rods.engine import DataEngine
     from rods.train.trainer import build_trainer, load_policy, trainable_parameters
 
     start = time.perf_counter()
@@ -195,8 +216,7 @@ def train(
             _restore_engine_snapshot(checkpoint, run_dir)
         engine = DataEngine(config.engine_config(), seeds, run_dir=run_dir)
         if config.synthesis.enabled:
-            synthesize = synthesize or make_synthesizer(config.synthesis)
-            worker = PoolSynthesisWorker(synthesize, max_workers=config.synthesis.workers, kind=config.synthesis.kind)
+            worker = make_synthesis_worker(config.synthesis, synthesize)
             engine.attach_worker(worker)
     ranks.barrier()  # the run directory and the engine are ready before any rank trains
     try:
@@ -243,8 +263,8 @@ def train(
             summary.retired = metrics["total_retired"]
             summary.active = metrics["active"]
             summary.active_synthetic = metrics["active_synthetic"]
-            if config.synthesis.enabled and hasattr(synthesize, "report"):  # in-process pipeline: its backbones
-                summary.backbones = synthesize.report().get("backbones", {})
+            if worker is not None:  # the pipeline's backbones (from its worker processes, or this one)
+                summary.backbones = worker.backbones()
                 engine.events.emit("synthesis", step=summary.steps, backbones=summary.backbones)
     finally:
         if engine is not None:
