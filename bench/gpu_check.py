@@ -25,10 +25,14 @@ CUDA vLLM is too large to carry there); without it, or without CUDA for the
 colocate check, they report ``"not run: <why>"`` instead of figures.
 
 Prints a table, then as its last line one JSON object: the loop's figures
-{"device", "dtype", "steps", "seconds_per_step", "rollouts_per_s",
-"engine_observations", "injected", "seconds"} (seconds per step is the median
-over the steps after the first, which carries CUDA's warm-up), plus
-"lora_vllm_sync" and "trl_vllm_colocate" when those checks were asked for.
+{"device", "dtype", "parameters", "trainable_parameters", "steps", "seconds_per_step",
+"rollouts_per_s", "generation_s", "rewards_engine_s", "synthesis_wait_s", "training_s",
+"step_splits", "grad_norms", "losses", "learning", "peak_memory_gb", "gpu_utilization_mean",
+"gpu_utilization_above_50", "engine_observations", "injected", "seconds"} (per-step figures are
+medians over the steps after the first, which carries CUDA's warm-up; the loop trains on the
+progress reward plus a parity reward so that groups differ, and the check exits non-zero when
+grad_norm is 0 on every step), plus "lora_vllm_sync" and "trl_vllm_colocate" when those checks
+were asked for.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -101,8 +106,9 @@ def build_model_dir(folder: Path, tokenizer, hidden: int, layers: int) -> Path:
 
 
 def run_config(args, model_dir: Path, seeds_file: Path, run_dir: Path) -> dict:
+    """The loop's run: micro-batches and gradient checkpointing are left to rods' defaults."""
     cpu = args.device == "cpu"
-    return {
+    data = {
         "name": "gpu-check", "output_dir": str(run_dir),
         "model": {"name_or_path": str(model_dir), "torch_dtype": "float32" if cpu else "bfloat16"},
         "data": {"seeds": str(seeds_file)},
@@ -115,6 +121,11 @@ def run_config(args, model_dir: Path, seeds_file: Path, run_dir: Path) -> dict:
                    "capacity": 8, "max_injection_fraction": 1.0},
         "synthesis": {"backend": "template", "wait_at_epoch_end": True},
     }
+    if args.generation_batch:
+        data["rollout"]["generation_batch_size"] = args.generation_batch
+    if args.lora:
+        data["model"]["lora"] = {"enabled": True, "rank": 16, "alpha": 32}
+    return data
 
 
 CHECKS = ("loop", "lora_vllm_sync", "trl_vllm_colocate")
@@ -256,6 +267,102 @@ def trl_vllm_colocate(args, model_dir: Path, folder: Path) -> dict:
             "trainable_parameters": summary.trainable_parameters, "seconds": round(time.perf_counter() - start, 1)}
 
 
+class Utilization:
+    """Samples the GPU's utilization (NVML, else nvidia-smi) twice a second while a block runs."""
+
+    def __init__(self, device: str) -> None:
+        self.samples: list[float] = []
+        self._read = self._reader() if device == "cuda" else None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    @staticmethod
+    def _reader():
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+            return lambda: float(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu)
+        except Exception:  # no NVML: ask nvidia-smi
+            command = ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits", "-i", "0"]
+            return lambda: float(subprocess.run(command, capture_output=True, text=True, timeout=5).stdout.split()[0])
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.5):
+            try:
+                self.samples.append(self._read())
+            except Exception:  # a failed read is a missing sample, not a failed check
+                pass
+
+    def __enter__(self):
+        if self._read is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+    def figures(self) -> dict:
+        if not self.samples:
+            return {"gpu_utilization_mean": None}
+        return {"gpu_utilization_mean": round(statistics.fmean(self.samples), 1),
+                "gpu_utilization_above_50": round(sum(s > 50 for s in self.samples) / len(self.samples), 2)}
+
+
+def peak_memory_gb(device: str) -> float:
+    """Peak memory of this process: allocated on the GPU, or resident on the CPU."""
+    if device == "cuda":
+        import torch
+
+        return round(torch.cuda.max_memory_allocated() / 1e9, 2)
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6, 2)  # kB on Linux
+
+
+def loop(args, model_dir: Path, folder: Path) -> dict:
+    """rods' own training loop with a parity reward beside the progress reward, so GRPO groups differ."""
+    import torch
+
+    from rods.train import config_from_dict
+    from rods.train.run import train
+
+    if args.device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    start = time.perf_counter()
+    config = config_from_dict(run_config(args, model_dir, folder / "seeds.jsonl", folder / "run"))
+    with Utilization(args.device) as utilization:
+        summary = train(config, extra_rewards=[parity_reward])
+    rows = [json.loads(line) for line in (folder / "run" / "trainer_log.jsonl").read_text().splitlines()]
+    grad_norms = [round(float(r["grad_norm"]), 5) for r in rows if "grad_norm" in r]
+    steps = summary.step_seconds
+    timed = steps[1:] or steps
+    splits = summary.step_splits[1:] or summary.step_splits
+    rollouts = args.tasks_per_step * args.k
+    return {
+        "device": torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu",
+        "dtype": "float32" if args.device == "cpu" else "bfloat16",
+        "parameters": summary.total_parameters,
+        "trainable_parameters": summary.trainable_parameters,
+        "steps": summary.steps,
+        "seconds_per_step": round(statistics.median(timed), 3),
+        "rollouts_per_s": round(rollouts * len(steps) / sum(steps), 2),
+        **{f"{part}_s": round(statistics.median(s[part] for s in splits), 3) for part in (splits[0] if splits else {})},
+        "step_splits": summary.step_splits,
+        "grad_norms": grad_norms,
+        "losses": [round(float(r["loss"]), 5) for r in rows if "loss" in r],
+        "learning": any(g > 0 for g in grad_norms),
+        "peak_memory_gb": peak_memory_gb(args.device),
+        **utilization.figures(),
+        "engine_observations": summary.observed_groups,
+        "injected": summary.injected,
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto",
@@ -268,6 +375,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--reply-tokens", type=int, default=32, help="tokens per reply")
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--lora", action="store_true", help="the loop trains a LoRA adapter (rank 16)")
+    parser.add_argument("--generation-batch", type=int, default=None,
+                        help="episodes per generate call (default: every live episode of the step)")
     parser.add_argument("--model", type=Path, default=None,
                         help="a model folder instead of the random Llama (the vLLM checks' server serves it)")
     parser.add_argument("--vllm-base-url", default=None, help="a running vLLM server of --model with --enable-lora "
@@ -282,14 +392,11 @@ def main(argv: list[str] | None = None) -> dict:
     import torch
 
     from rods.tasks import write_tasks
-    from rods.train import config_from_dict
-    from rods.train.run import train
 
     if args.device == "auto":
         args.device = "cuda" if torch.cuda.is_available() else "cpu"
     if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("gpu_check: no CUDA device (use --device cpu to run the same check on CPU)")
-    start = time.perf_counter()
     result: dict = {}
     with tempfile.TemporaryDirectory(prefix="rods-gpu-check-") as tmp:
         folder = args.out or Path(tmp)
@@ -298,21 +405,7 @@ def main(argv: list[str] | None = None) -> dict:
         write_tasks(folder / "seeds.jsonl", seeds)
         model_dir = args.model or build_model_dir(folder / "model", build_tokenizer(seeds), args.hidden, args.layers)
         if "loop" in checks:
-            config = config_from_dict(run_config(args, model_dir, folder / "seeds.jsonl", folder / "run"))
-            summary = train(config)
-            steps = summary.step_seconds
-            timed = steps[1:] or steps
-            rollouts = args.tasks_per_step * args.k
-            result.update({
-                "device": torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu",
-                "dtype": "float32" if args.device == "cpu" else "bfloat16",
-                "steps": summary.steps,
-                "seconds_per_step": round(statistics.median(timed), 3),
-                "rollouts_per_s": round(rollouts * len(steps) / sum(steps), 2),
-                "engine_observations": summary.observed_groups,
-                "injected": summary.injected,
-                "seconds": round(time.perf_counter() - start, 1),
-            })
+            result.update(loop(args, model_dir, folder))
         if "lora_vllm_sync" in checks:
             result["lora_vllm_sync"] = lora_vllm_sync(args, model_dir, folder)
         if "trl_vllm_colocate" in checks:
@@ -325,13 +418,18 @@ def main(argv: list[str] | None = None) -> dict:
     table.add_column("figure")
     table.add_column("value", justify="right")
     for key, value in result.items():
-        if isinstance(value, dict):
+        if key == "step_splits":
+            for number, split in enumerate(value, 1):
+                table.add_row(f"step {number}", ", ".join(f"{part} {seconds:.2f} s" for part, seconds in split.items()))
+        elif isinstance(value, dict):
             for sub, item in value.items():
                 table.add_row(f"{key}.{sub}", str(item))
         else:
             table.add_row(key, str(value))
     Console(file=sys.stdout).print(table)
     print(json.dumps(result), flush=True)
+    if "loop" in checks and not result["learning"]:
+        raise SystemExit("gpu_check: grad_norm was 0 on every step: no gradient reached the policy")
     return result
 
 

@@ -164,7 +164,7 @@ USUAL_FIELDS = (
     ("grpo.tasks_per_step", "groups per optimizer step"),
     ("grpo.max_steps", "the run's length"),
     ("grpo.learning_rate", "the policy's learning rate"),
-    ("grpo.gradient_accumulation_steps", "micro-batches per step, to bound memory"),
+    ("grpo.max_tokens_per_microbatch", "the token budget that sizes micro-batches, to bound memory"),
     ("synthesis.backend", "who writes new tasks: `openai` (an endpoint), `local` or `template`"),
     ("synthesis.backend_args", "the endpoint and model of the synthesis backend"),
     ("engine.capacity", "the most synthesized tasks in the pool (0: the static baseline)"),

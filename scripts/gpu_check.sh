@@ -9,12 +9,11 @@
 #   trl_vllm_colocate  the loop with grpo.generation trl_vllm (TRL's colocated vLLM, synced by TRL).
 # The vLLM checks need vLLM in this python (or --vllm-python / --vllm-base-url); the lent machine's
 # image has none and a CUDA vLLM is too large to carry, so there they print "not run: ...".
-# The last line printed is one JSON object: {"device", "dtype", "steps", "seconds_per_step",
-# "rollouts_per_s", "engine_observations", "injected", "seconds", "lora_vllm_sync": {...},
-# "trl_vllm_colocate": {...}}. The loop must finish in under 5 minutes.
-#
+# The last line printed is one JSON object (bench/gpu_check.py's docstring lists its keys: the
+# loop's time split, grad norms, peak memory, GPU utilization; the vLLM checks' figures).
+# The loop must show grad_norm > 0 on some step. scripts/gpu_suite.sh runs every check in one go.
 # The machine's image lacks TRL, datasets, pydantic and openai and cannot fetch them:
-# build the wheelhouse here first (scripts/gpu_wheelhouse.sh -> .whl/, ~9 MiB) and carry
+# build the wheelhouse here first (scripts/gpu_wheelhouse.sh -> .whl/, ~11 MiB) and carry
 # it with the call (the device tool's `carry: [".whl"]`). Extra arguments go to
 # bench/gpu_check.py (e.g. --k 16 --tasks-per-step 8, --check loop). `--device cpu` runs the same on CPU.
 set -euo pipefail

@@ -68,7 +68,7 @@ SLOW_SMOKE: dict[str, tuple[list[str], dict[str, list[str] | None]]] = {
 
 #: Bench scripts whose smoke run is a test elsewhere.
 ELSEWHERE = {
-    "gpu_check": "tests/integrations/trl/test_gpu_check.py (scripts/gpu_check.sh --device cpu)",
+    "gpu_check": "tests/scripts/test_gpu_suite.py (scripts/gpu_suite.sh at toy sizes on the CPU)",
 }
 
 

@@ -24,6 +24,10 @@ class RolloutSettings(Section):
         "signature lines with the first sentence of each description, or signatures: a short system prompt of "
         "bare signature lines (rods.rollout.prompt; ~10x shorter prompts, for the CPU demo).",
     )
-    generation_batch_size: int = Field(64, ge=1, description="Episodes generated together in one model.generate call.")
+    generation_batch_size: int | None = Field(
+        None, ge=1,
+        description="Episodes generated together in one model.generate call (default: every live episode of the "
+        "step, all groups together, so a GPU sees one batch per turn).",
+    )
 
 

@@ -110,11 +110,21 @@ class GRPOSettings(Section):
         "the binary verdict (the paper's binary-detection ablation: the policy still trains on `reward`); "
         "default: the training reward.",
     )
-    gradient_accumulation_steps: int = Field(1, ge=1, description="Micro-batches per optimizer step.")
-    per_device_train_batch_size: int | None = Field(
-        None, ge=1, description="Rollouts per micro-batch (default: tasks_per_step*K / gradient_accumulation_steps)."
+    max_tokens_per_microbatch: int = Field(
+        65536, ge=1,
+        description="Token budget of one micro-batch, each rollout counted at its cap (the pool's longest first "
+        "prompt + rollout.max_completion_tokens): sets the default micro-batch (rods.train.memory).",
     )
-    gradient_checkpointing: bool = Field(False, description="Trade compute for memory.")
+    gradient_accumulation_steps: int | None = Field(
+        None, ge=1, description="Micro-batches per optimizer step (default: from max_tokens_per_microbatch)."
+    )
+    per_device_train_batch_size: int | None = Field(
+        None, ge=1, description="Rollouts per micro-batch (default: from max_tokens_per_microbatch, or "
+        "tasks_per_step*K / gradient_accumulation_steps when that is given)."
+    )
+    gradient_checkpointing: bool | None = Field(
+        None, description="Trade compute for memory (default: on for CUDA models of 0.5B parameters or more)."
+    )
     use_cpu: bool | None = Field(None, description="Force CPU (default: when no CUDA device is present).")
     bf16: bool | None = Field(None, description="bfloat16 training (default: on a CUDA device).")
     logging_steps: int = Field(1, ge=1, description="Log every N steps.")
@@ -322,14 +332,19 @@ class TrainConfig(Section):
     @model_validator(mode="after")
     def _check(self) -> TrainConfig:
         grpo = self.grpo
-        if grpo.per_device_train_batch_size is not None:
+        if grpo.per_device_train_batch_size is not None and grpo.gradient_accumulation_steps is not None:
             total = grpo.per_device_train_batch_size * grpo.gradient_accumulation_steps
             if total != grpo.rollouts_per_step:
                 raise ValueError(
                     f"grpo: per_device_train_batch_size*gradient_accumulation_steps = {total} must equal "
                     f"tasks_per_step*num_generations = {grpo.rollouts_per_step}"
                 )
-        elif grpo.rollouts_per_step % grpo.gradient_accumulation_steps:
+        elif grpo.per_device_train_batch_size is not None and grpo.rollouts_per_step % grpo.per_device_train_batch_size:
+            raise ValueError(
+                f"grpo: tasks_per_step*num_generations = {grpo.rollouts_per_step} is not divisible by "
+                f"per_device_train_batch_size = {grpo.per_device_train_batch_size}"
+            )
+        elif grpo.gradient_accumulation_steps is not None and grpo.rollouts_per_step % grpo.gradient_accumulation_steps:
             raise ValueError(
                 f"grpo: tasks_per_step*num_generations = {grpo.rollouts_per_step} is not divisible by "
                 f"gradient_accumulation_steps = {grpo.gradient_accumulation_steps}"

@@ -29,7 +29,7 @@ import json
 import logging
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,7 @@ class RunSummary:
     active: int = 0
     active_synthetic: int = 0
     step_seconds: list[float] = field(default_factory=list)
+    step_splits: list[dict[str, float]] = field(default_factory=list)  # seconds by part (StepTimer)
     warm_start: dict[str, Any] | None = None
     resumed_from: str | None = None
     backbones: dict[str, Any] = field(default_factory=dict)  # synthesis model -> tried / accepted / rate
@@ -157,6 +158,7 @@ def train(
     on_epoch: Callable[[Any], None] | None = None,
     max_steps: int | None = None,
     callbacks: list[Any] | None = None,
+    extra_rewards: Sequence[Callable[..., list[float]]] = (),
 ) -> RunSummary:
     """Run GRPO with the data engine as `config` says; returns the run's summary.
 
@@ -167,6 +169,7 @@ def train(
         on_epoch: called with each `EpochReport`.
         max_steps: overrides `config.grpo.max_steps` (e.g. to stop early and resume).
         callbacks: extra TrainerCallbacks.
+        extra_rewards: TRL reward functions added to the engine's reward (the policy trains on the sum).
     """
     from rods.engine import DataEngine
     from rods.train.trainer import build_trainer, load_policy, trainable_parameters
@@ -237,10 +240,12 @@ def train(
             ranks=ranks,
             reports=True,
             sync_dir=run_dir / "policy",
+            extra_rewards=extra_rewards,
         )
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         summary.steps = trainer.state.global_step
         summary.step_seconds = [round(s, 3) for s in trainer.rods_timer.durations]
+        summary.step_splits = trainer.rods_timer.splits
         summary.epoch_pools = trainer.rods_pool.history
         summary.local_rollouts = trainer.rods_reward.local_rollouts
         summary.observed_groups = trainer.rods_reward.observed_groups

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from rods.llm.weights import load_causal_lm
 from rods.rollout import EpisodeOptions
 from rods.tasks import Task
 from rods.train.config import GRPOSettings, LoraSettings, ModelSettings, TrainConfig
+from rods.train.memory import MicroBatchPlan, ModelShape, StepShape, check_fits, plan_step
 
 log = logging.getLogger(__name__)
 
@@ -83,10 +85,13 @@ def resolve_weight_sync(grpo: GRPOSettings, lora: bool) -> str | None:
     return "adapter" if lora else ("nccl" if torch.cuda.is_available() else "disk")
 
 
-def grpo_config(config: TrainConfig, output_dir: str | Path, *, max_steps: int | None = None, world_size: int = 1):
+def grpo_config(config: TrainConfig, output_dir: str | Path, *, max_steps: int | None = None, world_size: int = 1,
+                plan: MicroBatchPlan | None = None):
     """TRL's `GRPOConfig` for this run (CPU-safe defaults when no GPU is present).
 
-    A step's `grpo.tasks_per_step` x K rollouts are split over `world_size` processes.
+    A step's `grpo.tasks_per_step` x K rollouts are split over `world_size` processes, and
+    each process's share into micro-batches as `plan` says (default: `plan_microbatches`
+    without a model, i.e. by the token budget with completions alone).
     """
     import torch
     from trl import GRPOConfig
@@ -95,30 +100,22 @@ def grpo_config(config: TrainConfig, output_dir: str | Path, *, max_steps: int |
     cuda = torch.cuda.is_available()
     use_cpu = g.use_cpu if g.use_cpu is not None else not cuda
     bf16 = g.bf16 if g.bf16 is not None else (cuda and not use_cpu)
-    per_device = g.per_device_train_batch_size
-    if per_device is None:
-        share, rest = divmod(g.rollouts_per_step, g.gradient_accumulation_steps * world_size)
-        if rest or not share:
-            raise ValueError(
-                f"grpo.tasks_per_step*grpo.num_generations = {g.rollouts_per_step} rollouts per step cannot be split "
-                f"evenly over grpo.gradient_accumulation_steps = {g.gradient_accumulation_steps} x {world_size} "
-                "processes"
-            )
-        per_device = share
-    elif world_size > 1:
+    if g.per_device_train_batch_size is not None and world_size > 1:
         raise ValueError(
-            f"grpo.per_device_train_batch_size = {per_device} is for one process; on {world_size} processes leave it "
-            "unset (each process then takes tasks_per_step*num_generations / (gradient_accumulation_steps x "
-            "processes) rollouts)"
+            f"grpo.per_device_train_batch_size = {g.per_device_train_batch_size} is for one process; on {world_size} "
+            "processes leave it unset (each process then takes tasks_per_step*num_generations / "
+            "(gradient_accumulation_steps x processes) rollouts)"
         )
+    plan = plan or plan_microbatches(config, world_size=world_size)
+    per_device = plan.rollouts
     kwargs: dict[str, Any] = dict(
         output_dir=str(output_dir),
         use_cpu=use_cpu,
         bf16=bf16,
-        gradient_checkpointing=g.gradient_checkpointing,
+        gradient_checkpointing=plan.gradient_checkpointing,
         num_generations=g.num_generations,
         per_device_train_batch_size=per_device,
-        gradient_accumulation_steps=g.gradient_accumulation_steps,
+        gradient_accumulation_steps=plan.accumulation,
         max_steps=max_steps or g.max_steps,
         learning_rate=g.learning_rate,
         beta=g.beta,
@@ -145,6 +142,45 @@ def grpo_config(config: TrainConfig, output_dir: str | Path, *, max_steps: int |
             kwargs["vllm_server_base_url"] = str(g.vllm_base_url).rstrip("/").removesuffix("/v1")
     kwargs.update(g.extra)
     return GRPOConfig(**kwargs)
+
+
+def plan_microbatches(config: TrainConfig, *, world_size: int = 1, model: Any = None, prompt_tokens: int = 0,
+                      cuda: bool = False, vllm: bool = False) -> MicroBatchPlan:
+    """The micro-batches of a step (`rods.train.memory`); with `model` on CUDA, refused early if it cannot fit."""
+    g = config.grpo
+    rollouts, rest = divmod(g.rollouts_per_step, world_size)
+    if rest or not rollouts:
+        raise ValueError(f"grpo.tasks_per_step*grpo.num_generations = {g.rollouts_per_step} rollouts per step cannot "
+                         f"be split evenly over {world_size} processes")
+    if g.gradient_accumulation_steps is not None and rollouts % g.gradient_accumulation_steps:
+        raise ValueError(
+            f"grpo.tasks_per_step*grpo.num_generations = {g.rollouts_per_step} rollouts per step cannot be split "
+            f"evenly over grpo.gradient_accumulation_steps = {g.gradient_accumulation_steps} x {world_size} processes"
+        )
+    shape = ModelShape.of(model) if model is not None else None
+    if shape is not None and config.model.lora.enabled and shape.trainable == shape.parameters:
+        shape = replace(shape, trainable=shape.parameters // 100)  # TRL adds the adapter later; ~1% trains
+    step = StepShape(
+        rollouts=rollouts, prompt_tokens=prompt_tokens, completion_tokens=config.rollout.max_completion_tokens,
+        activation_bytes=2 if (cuda and config.grpo.bf16 is not False) else 4,
+        generation_batch=0 if vllm else config.rollout.generation_batch_size, reference_model=g.beta > 0,
+    )
+    plan = plan_step(step, budget=g.max_tokens_per_microbatch, per_device=g.per_device_train_batch_size,
+                     accumulation=g.gradient_accumulation_steps, checkpointing=g.gradient_checkpointing,
+                     parameters=shape.parameters if shape else 0, cuda=cuda)
+    if shape is not None and cuda:
+        import torch
+
+        device = torch.cuda.current_device()
+        check_fits(shape, step, plan, torch.cuda.get_device_properties(device).total_memory,
+                   torch.cuda.get_device_name(device))
+    return plan
+
+
+def _trains_on_cuda(config: TrainConfig) -> bool:
+    import torch
+
+    return torch.cuda.is_available() and not config.grpo.use_cpu
 
 
 def check_group_size(num_generations: int, engine_k: int) -> None:
@@ -182,6 +218,11 @@ def make_generator(config: TrainConfig, *, sync_dir: str | Path | None = None, r
             return TRLColocateGenerator()
         return TRLServerGenerator(str(g.vllm_base_url), g.vllm_model)
     return None
+
+
+def longest_prompt(rollout: MultiTurnRollout, tasks: Sequence[Task]) -> int:
+    """Tokens of the longest first prompt among `tasks` (what a micro-batch's rollouts are sized by)."""
+    return max((rollout.prompt_tokens(task) for task in tasks), default=0)
 
 
 def make_rollout(config: TrainConfig, lookup: Callable[[str], Task], tokenizer: Any, *, generator: Any = None,
@@ -248,7 +289,19 @@ def build_trainer(
     check_trl_version()
     score_only_completions_on_cpu()
     ranks = ranks or RankGroup()
-    args = grpo_config(config, output_dir, max_steps=max_steps, world_size=ranks.world_size)
+    pool = LivePool(
+        pool_source, config.grpo.tasks_per_step, config.grpo.steps_per_epoch, seed=config.grpo.seed,
+        first_epoch=first_epoch, fresh=fresh, ranks=ranks,
+    )
+    generator = make_generator(config, sync_dir=sync_dir, ranks=ranks)
+    rollout = make_rollout(config, lookup if ranks.is_owner else pool.task, tokenizer, generator=generator)
+    plan = plan_microbatches(
+        config, world_size=ranks.world_size, model=model, prompt_tokens=longest_prompt(rollout, pool_source()),
+        cuda=_trains_on_cuda(config), vllm=generator is not None,
+    )
+    args = grpo_config(config, output_dir, max_steps=max_steps, world_size=ranks.world_size, plan=plan)
+    log.info("a step: %d micro-batches of %d rollouts, gradient checkpointing %s", plan.accumulation, plan.rollouts,
+             "on" if plan.gradient_checkpointing else "off")
     if engine is not None:
         check_group_size(args.num_generations, engine.config.K)
     if config.grpo.generation == "trl_vllm":
@@ -259,12 +312,6 @@ def build_trainer(
     if dynamic.enabled and ranks.distributed:
         raise ValueError("grpo.dynamic_sampling is not supported on several processes yet (a rank's share of the "
                          "batch need not hold whole groups): train in one process or turn it off")
-    pool = LivePool(
-        pool_source, config.grpo.tasks_per_step, config.grpo.steps_per_epoch, seed=config.grpo.seed,
-        first_epoch=first_epoch, fresh=fresh, ranks=ranks,
-    )
-    generator = make_generator(config, sync_dir=sync_dir, ranks=ranks)
-    rollout = make_rollout(config, lookup if ranks.is_owner else pool.task, tokenizer, generator=generator)
     reward = EngineReward(
         config.grpo.reward, engine, engine_signal=config.grpo.engine_signal, ranks=ranks, reports=reports,
         group_size=args.num_generations,
@@ -283,14 +330,21 @@ def build_trainer(
     if config.model.lora.enabled and not is_peft_model(model):
         peft_config = lora_config(config.model.lora)
     callbacks: list[Any] = []
+    engine_callback = None
     if engine is not None:
-        callbacks.append(EngineCallback(engine, on_epoch=on_epoch, wait_for=wait_for, pool=pool))
+        engine_callback = EngineCallback(engine, on_epoch=on_epoch, wait_for=wait_for, pool=pool)
+        callbacks.append(engine_callback)
     if metrics_path is not None:
         callbacks.append(JsonlMetricsCallback(metrics_path))
     if isinstance(generator, PolicyServer):
         callbacks.append(PolicySyncCallback(generator))
     callbacks += list(extra_callbacks)
-    timer = StepTimer()
+    timer = StepTimer({
+        "generation": lambda: rollout.seconds,
+        "rewards_engine": lambda: reward.observe_seconds + (
+            engine_callback.select_seconds + engine_callback.boundary_seconds if engine_callback else 0.0),
+        "synthesis_wait": lambda: engine_callback.waited_seconds if engine_callback else 0.0,
+    })
     callbacks.append(timer)  # last, so a step's time includes the engine's work
     with quiet_rollout_func_notice():
         trainer = GRPOTrainer(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -121,17 +122,31 @@ class JsonlMetricsCallback(TrainerCallback):
 
 
 class StepTimer(TrainerCallback):
-    """Wall time of each optimizer step (for the overhead benchmark and progress output)."""
+    """Wall time of each optimizer step, and how it splits (for the benchmarks, the GPU check and progress output).
 
-    def __init__(self) -> None:
+    `sources` name running totals of seconds (e.g. the rollout's generation time); each step
+    records how much each grew during it in `splits`, with the rest of the step as ``training``
+    (TRL's log-probabilities, the backward pass and the optimizer).
+    """
+
+    def __init__(self, sources: dict[str, Callable[[], float]] | None = None) -> None:
         self.durations: list[float] = []
+        self.splits: list[dict[str, float]] = []
+        self.sources = dict(sources or {})
         self._start: float | None = None
+        self._totals: dict[str, float] = {}
 
     def on_step_begin(self, args, state, control, **kwargs):
         self._start = time.perf_counter()
+        self._totals = {name: read() for name, read in self.sources.items()}
         return control
 
     def on_step_end(self, args, state, control, **kwargs):
         if self._start is not None:
-            self.durations.append(time.perf_counter() - self._start)
+            duration = time.perf_counter() - self._start
+            self.durations.append(duration)
+            split = {name: read() - self._totals.get(name, 0.0) for name, read in self.sources.items()}
+            if split:
+                split["training"] = max(0.0, duration - sum(split.values()))
+                self.splits.append({name: round(value, 4) for name, value in split.items()})
         return control

@@ -191,6 +191,11 @@ class MultiTurnRollout:
     def new_episode(self, task: Task, index: int = 0) -> Episode:
         return Episode(task, self.options, sample_index=index)
 
+    def prompt_tokens(self, task: Task) -> int:
+        """Tokens of `task`'s first prompt as the policy sees it (system prompt, tools, first user turn)."""
+        episode = self.new_episode(task)
+        return len(self._encode(self._render(episode.messages, episode.tools, generation_prompt=True)))
+
     def rollout(self, model: Any, tasks: Sequence[Task]) -> dict[str, Any]:
         """Play one episode per entry of `tasks` and return TRL's rollout dict."""
         start = time.perf_counter()
@@ -224,8 +229,8 @@ class MultiTurnRollout:
 
     def _step(self, model: Any, active: list[TokenEpisode]) -> None:
         """One reply for every active episode (batched), then the environment's answer."""
-        size = self.settings.generation_batch_size
         order = sorted(active, key=lambda s: len(s.prompt_ids) + len(s.completion_ids))
+        size = self.settings.generation_batch_size or len(order)
         for lo in range(0, len(order), size):
             chunk = order[lo : lo + size]
             budgets = [self.settings.max_completion_tokens - len(s.completion_ids) for s in chunk]
