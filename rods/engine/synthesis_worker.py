@@ -243,7 +243,8 @@ class PoolSynthesisWorker(AsyncSynthesisWorker):
             or "thread". "process" falls back to "thread", with a warning, when `synthesize`
             (or `factory`) cannot be pickled.
         batch_size: seeds per call of `synthesize` (None: all seeds of a step together).
-        nice: how much lower the worker processes' scheduling priority is (`os.nice`; 0 keeps it).
+        nice: how much lower the worker processes' scheduling priority is (`os.nice`; 0 keeps it;
+            default 19, the lowest: they use cores training leaves idle).
         max_tries: runs of a batch whose worker process dies before it is dropped (a failure).
             With several workers, every batch running when a process dies counts one try.
     """
@@ -256,7 +257,7 @@ class PoolSynthesisWorker(AsyncSynthesisWorker):
         max_workers: int = 1,
         kind: str = "process",
         batch_size: int | None = None,
-        nice: int = 10,
+        nice: int = 19,
         max_tries: int = 3,
     ) -> None:
         if kind not in ("thread", "process"):
