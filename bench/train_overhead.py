@@ -18,8 +18,11 @@ both arms do the same model work.
 
 Prints a table, then as its last line one JSON object: {"overhead_ratio", "plain_step_s",
 "rods_step_s", "steps_per_arm", "engine_ms_per_step", "model", "closed_loop", "engine_selected",
-"engine_accepted", "engine_injected", "engine_produced"}; overhead_ratio is the median rods step
-time / the median plain step time (the first step of every round is a warm-up and is dropped).
+"engine_accepted", "engine_injected", "engine_produced_in_steps", "engine_produced"} (candidates the
+niced synthesis process delivered during the timed steps, and in all once it was drained, untimed);
+overhead_ratio is the median rods step time / the median plain step time (the first step of every
+round is a warm-up and is dropped; the synthesis process has started before the first step, as a
+run starts it while it loads the policy).
 
     python bench/train_overhead.py [--steps 5] [--rounds 2] [--model tiny|embedded] [--closed-loop] [--smoke]
 
@@ -105,6 +108,8 @@ def run_arm(arm: str, model_dir: Path, seeds, steps: int, out: Path, closed_loop
         engine = DataEngine(config.engine_config(), seeds, run_dir=out / "engine")
         worker = make_synthesis_worker(config.synthesis)
         engine.attach_worker(worker)
+        # A run starts its worker while it loads the policy; here the steady steps are timed, not that start.
+        worker.wait_started(timeout=120)
         # By default both arms train on the same task stream (the seeds), so the ratio
         # measures what running the engine costs, not what the injected tasks cost to
         # train on; the engine still observes, selects, synthesizes and injects into its
@@ -120,8 +125,11 @@ def run_arm(arm: str, model_dir: Path, seeds, steps: int, out: Path, closed_loop
         cb = next(c for c in trainer.callback_handler.callbacks if isinstance(c, EngineCallback))
         result["engine_seconds"] = cb.select_seconds + cb.boundary_seconds + trainer.rods_reward.observe_seconds
         metrics = engine.metrics(steps)
+        during = worker.produced
+        # Untimed: what the niced worker still owed once training left it the cores (it ran, not starved).
+        worker.close(wait=True)
         result.update(selected=metrics["total_selected"], accepted=metrics["total_accepted"],
-                      injected=metrics["total_injected"], produced=worker.produced)
+                      injected=metrics["total_injected"], produced_in_steps=during, produced=worker.produced)
         engine.close()
     return result
 
@@ -154,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
                 res = run_arm(arm, model_dir, seeds, args.steps, tmp / f"{arm}{r}", args.closed_loop)
                 arms[arm] += res["durations"][1:]  # first step: warm-up
                 engine_seconds += res.get("engine_seconds", 0.0)
-                for key in ("selected", "accepted", "injected", "produced"):
+                for key in ("selected", "accepted", "injected", "produced_in_steps", "produced"):
                     if key in res:
                         engine_info[key] = engine_info.get(key, 0) + res[key]
                 print(f"round {r} {arm:5s}: steps {', '.join(f'{d:.2f}' for d in res['durations'])} s", flush=True)

@@ -61,7 +61,8 @@ SLOW_SMOKE: dict[str, tuple[list[str], dict[str, list[str] | None]]] = {
     "mcp_env": (["--smoke"], dict.fromkeys(["git", "sqlite", "sqlite_in_memory"], MCP_KEYS)),
     "train_overhead": (["--smoke"], dict.fromkeys([
         "overhead_ratio", "plain_step_s", "rods_step_s", "steps_per_arm", "engine_ms_per_step", "model",
-        "closed_loop", "engine_selected", "engine_accepted", "engine_injected", "engine_produced"])),
+        "closed_loop", "engine_selected", "engine_accepted", "engine_injected", "engine_produced_in_steps",
+        "engine_produced"])),
     "validate_mcp": (["--smoke"], {"examples/mcp_git/seeds.jsonl": SOURCE_KEYS,
                                    "examples/mcp_sqlite/seeds.jsonl": SOURCE_KEYS}),
 }

@@ -31,7 +31,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import CancelledError, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from functools import partial
@@ -280,6 +280,7 @@ class PoolSynthesisWorker(AsyncSynthesisWorker):
         self._generation = 0  # bumped by every restart of the process pool
         self._backbones: dict[tuple[int, int], dict[str, Any]] = {}  # (pool, pid) -> its latest totals
         self._payload = b""
+        self._started: list[Future] = []
         self._synthesize: Synthesize | None = None
         if kind == "process":
             try:
@@ -307,11 +308,20 @@ class PoolSynthesisWorker(AsyncSynthesisWorker):
 
     def _start_processes(self, executor: Executor) -> None:
         """Start the worker processes now (they import and build while training goes on)."""
+        self._started = []
         for _ in range(self._max_workers):
             try:
-                executor.submit(_ready)
+                self._started.append(executor.submit(_ready))
             except (BrokenProcessPool, RuntimeError):  # a pool that broke already: the next batch restarts it
                 return
+
+    def wait_started(self, timeout: float | None = None) -> bool:
+        """Block until the worker processes have started and built `synthesize`; False if `timeout` passed first.
+
+        Training never needs this (it goes on while they start); a benchmark that times steady
+        steps does.
+        """
+        return not wait(self._started, timeout).not_done
 
     def _call(self, seeds: list[Task]) -> tuple[list[Task], int, dict[str, Any] | None]:
         assert self._synthesize is not None

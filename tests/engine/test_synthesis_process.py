@@ -53,6 +53,7 @@ def test_synthesis_runs_in_its_own_lower_priority_process_and_feeds_the_engine()
     engine = DataEngine(EngineConfig(K=4, min_observations=4, burn_in_rollouts=4), make_seeds(4))
     worker = PoolSynthesisWorker(where_am_i, nice=5)
     assert worker.kind == "process"
+    assert worker.wait_started(timeout=60)  # the process is up before any batch (a benchmark times from here)
     engine.attach_worker(worker)
     seeds = make_seeds(3)
     worker.submit(seeds, step=1)
