@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import os
 import pickle
-import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -37,17 +35,13 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
+from rods.engine.synthesis_process import ready, report_backbones, run_batch, start_process
 from rods.tasks import Task
 
 logger = logging.getLogger(__name__)
 
 Synthesize = Callable[[list[Task]], list[Task]]
 Sink = Callable[[list[Task]], Any]
-
-#: Environment variables that cap a worker process's native thread pools (BLAS, OpenMP, tokenizers).
-ONE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-                  "NUMEXPR_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
-
 
 class SynthesisWorker(Protocol):
     """What the engine needs from a synthesis worker."""
@@ -157,72 +151,6 @@ class AsyncSynthesisWorker:
             }
 
 
-# --------------------------------------------------------------------------- inside a worker process
-
-#: The worker process's own state: its `synthesize` callable, or why it could not be built.
-_PROCESS: dict[str, Any] = {}
-
-
-def _limit_torch_threads() -> None:
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        try:
-            torch.set_num_threads(1)
-        except Exception:  # pragma: no cover - a torch without the knob
-            pass
-
-
-def _start_process(nice: int, payload: bytes) -> None:
-    """Worker-process initializer: lower the priority, cap native threads, build `synthesize` once.
-
-    Never raises (a raising initializer would look like a crashed process and be
-    restarted forever); a failure is kept and raised by each batch instead, so
-    it is logged and counted as a failed batch.
-    """
-    if nice:
-        try:
-            os.nice(nice)
-        except OSError as exc:  # pragma: no cover - a platform without nice
-            logger.warning("synthesis worker: could not lower its priority: %s", exc)
-    os.environ.update(ONE_THREAD_ENV)
-    _limit_torch_threads()
-    try:
-        how, obj = pickle.loads(payload)
-        _PROCESS["synthesize"] = obj() if how == "factory" else obj
-    except BaseException as exc:  # reported by every batch, see `_run_batch`
-        _PROCESS["error"] = f"{type(exc).__name__}: {exc}"
-        logger.exception("synthesis worker could not build its synthesize callable")
-    _limit_torch_threads()  # the factory may have imported torch
-
-
-def _ready() -> int:
-    """A no-op that makes the pool start its process(es) now, not on the first batch."""
-    return os.getpid()
-
-
-def _report_backbones(synthesize: Any) -> dict[str, Any] | None:
-    report = getattr(synthesize, "report", None)
-    if report is None:
-        return None
-    try:
-        return dict(report().get("backbones", {}))
-    except Exception:  # a report is a nicety; the batch's candidates are what matters
-        logger.exception("synthesis worker: report() failed")
-        return None
-
-
-def _run_batch(seeds: list[Task]) -> tuple[list[Task], int, dict[str, Any] | None]:
-    """One batch in a worker process: its candidates, this process's pid, its backbones' totals so far."""
-    if "error" in _PROCESS:
-        raise RuntimeError(f"the synthesis worker process could not build synthesize: {_PROCESS['error']}")
-    synthesize = _PROCESS["synthesize"]
-    tasks = list(synthesize(seeds))
-    return tasks, os.getpid(), _report_backbones(synthesize)
-
-
-# --------------------------------------------------------------------------- in the trainer's process
-
-
 @dataclass(eq=False)
 class _Batch:
     seeds: list[Task]
@@ -304,14 +232,14 @@ class PoolSynthesisWorker(AsyncSynthesisWorker):
         if self.kind == "thread":
             return ThreadPoolExecutor(max_workers=self._max_workers, thread_name_prefix="rods-synth")
         return ProcessPoolExecutor(max_workers=self._max_workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_start_process, initargs=(self._nice, self._payload))
+                                   initializer=start_process, initargs=(self._nice, self._payload))
 
     def _start_processes(self, executor: Executor) -> None:
         """Start the worker processes now (they import and build while training goes on)."""
         self._started = []
         for _ in range(self._max_workers):
             try:
-                self._started.append(executor.submit(_ready))
+                self._started.append(executor.submit(ready))
             except (BrokenProcessPool, RuntimeError):  # a pool that broke already: the next batch restarts it
                 return
 
@@ -371,7 +299,7 @@ class PoolSynthesisWorker(AsyncSynthesisWorker):
                 self._running += 1
                 executor, generation = self._executor, self._generation
             try:
-                future: Future = executor.submit(_run_batch if self.kind == "process" else self._call, batch.seeds)
+                future: Future = executor.submit(run_batch if self.kind == "process" else self._call, batch.seeds)
             except (BrokenProcessPool, RuntimeError) as exc:  # the pool broke (or was replaced) meanwhile
                 with self._idle:
                     self._running -= 1
@@ -451,7 +379,7 @@ class PoolSynthesisWorker(AsyncSynthesisWorker):
         process's last finished batch, summed over processes.
         """
         if self.kind == "thread":
-            return _report_backbones(self._synthesize) or {}
+            return report_backbones(self._synthesize) or {}
         with self._lock:
             reports = list(self._backbones.values())
         if len(reports) == 1:
