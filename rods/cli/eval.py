@@ -11,15 +11,23 @@ decoded calls with BFCL's official checker.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 from pathlib import Path
 from typing import Any
 
 from rods.tasks import CATEGORIES
 
+#: Suites beside BFCL V3 multi-turn (the default): name -> the module that adds its options
+#: (`add_arguments(parser)`) and runs it (`run(args) -> int`), with the policy options below.
+SUITES: dict[str, str] = {
+}
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("eval", help="score a policy on BFCL multi-turn tasks", description=__doc__)
+    p.add_argument("--suite", choices=("multi_turn", *SUITES), default="multi_turn",
+                   help="what to evaluate: BFCL V3 multi-turn (default) or another suite")
     src = p.add_argument_group("policy")
     src.add_argument(
         "--model", default=None,
@@ -61,6 +69,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="at the cap: fail the entry as BFCL does, or only end the turn")
     run.add_argument("--no-official-check", action="store_true", help="skip re-scoring with BFCL's checker")
     p.add_argument("--out", type=Path, required=True, help="run directory to write")
+    for module in SUITES.values():
+        importlib.import_module(module).add_arguments(p)
     p.set_defaults(func=main)
 
 
@@ -119,6 +129,8 @@ def build_policy(args: argparse.Namespace) -> Any:
 def main(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    if args.suite != "multi_turn":
+        return int(importlib.import_module(SUITES[args.suite]).run(args))
     console = Console(stderr=True)
     tasks = select_tasks(args)
     restore_threads = _set_threads(args.threads) if args.threads and not args.base_url else None
