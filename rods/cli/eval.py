@@ -21,6 +21,7 @@ from rods.tasks import CATEGORIES
 #: Suites beside BFCL V3 multi-turn (the default): name -> the module that adds its options
 #: (`add_arguments(parser)`) and runs it (`run(args) -> int`), with the policy options below.
 SUITES: dict[str, str] = {
+    "bfcl_v4": "rods.cli.eval_bfcl_v4",
 }
 
 
