@@ -22,6 +22,7 @@ from rods.tasks import CATEGORIES
 #: (`add_arguments(parser)`) and runs it (`run(args) -> int`), with the policy options below.
 SUITES: dict[str, str] = {
     "bfcl_v4": "rods.cli.eval_bfcl_v4",
+    "tau2": "rods.cli.eval_tau2",
 }
 
 
