@@ -14,7 +14,7 @@ small random Llama (``--model`` names another folder instead). Checks (``--check
   afterwards the server must serve the last step's adapter and its
   log-probabilities of a fixed completion agree with the trainer's (mean absolute
   difference below 0.05; how far the policy moved from the initial one is
-  reported beside it; a parity reward on the sampled tokens gives GRPO groups
+  reported beside it; a spread reward on the sampled tokens gives GRPO groups
   that differ). It starts
   the server (``--vllm-python``) unless ``--vllm-base-url`` names one;
 * ``trl_vllm_colocate``: the closed loop with ``grpo.generation: trl_vllm`` in
@@ -30,7 +30,7 @@ Prints a table, then as its last line one JSON object: the loop's figures
 "step_splits", "grad_norms", "losses", "learning", "peak_memory_gb", "gpu_utilization_mean",
 "gpu_utilization_above_50", "engine_observations", "injected", "seconds"} (per-step figures are
 medians over the steps after the first, which carries CUDA's warm-up; the loop trains on the
-progress reward plus a parity reward so that groups differ, and the check exits non-zero when
+progress reward plus a spread reward so that groups differ, and the check exits non-zero when
 grad_norm is 0 on every step), plus "lora_vllm_sync" and "trl_vllm_colocate" when those checks
 were asked for.
 """
@@ -133,9 +133,16 @@ CHECKS = ("loop", "lora_vllm_sync", "trl_vllm_colocate")
 SYNC_TOLERANCE = 0.05
 
 
-def parity_reward(prompts, completions, completion_ids, **_):
-    """1 for completions whose token ids sum to an even number: rewards that differ within a group."""
-    return [float(sum(ids) % 2 == 0) for ids in completion_ids]
+def spread_reward(k: int):
+    """A reward that differs within every GRPO group of `k`: 1 for a completion whose token ids sum above the
+    smallest sum of its group, else 0 (all equal only if every sampled completion of the group sums alike)."""
+
+    def spread_reward(prompts, completions, completion_ids, **_):
+        sums = [sum(ids) for ids in completion_ids]
+        lowest = [min(sums[i - i % k : i - i % k + k]) for i in range(len(sums))]
+        return [float(total > low) for total, low in zip(sums, lowest)]
+
+    return spread_reward
 
 
 def vllm_missing(args) -> str | None:
@@ -218,7 +225,7 @@ def lora_vllm_sync(args, model_dir: Path, folder: Path) -> dict:
         model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype).to("cpu" if cpu else "cuda")
         by_id = {t.id: t for t in seeds}
         trainer = build_trainer(config, model, tokenizer, output_dir=folder / "lora-ckpt", lookup=by_id.__getitem__,
-                                pool_source=lambda: list(seeds), extra_rewards=[parity_reward])
+                                pool_source=lambda: list(seeds), extra_rewards=[spread_reward(args.k)])
         trainer.train()
         server = trainer.rods_generator
         ours = policy_logprobs(trainer.model, probe, len(ids))
@@ -324,7 +331,7 @@ def peak_memory_gb(device: str) -> float:
 
 
 def loop(args, model_dir: Path, folder: Path) -> dict:
-    """rods' own training loop with a parity reward beside the progress reward, so GRPO groups differ."""
+    """rods' own training loop with a spread reward beside the progress reward, so GRPO groups differ."""
     import torch
 
     from rods.train import config_from_dict
@@ -335,7 +342,7 @@ def loop(args, model_dir: Path, folder: Path) -> dict:
     start = time.perf_counter()
     config = config_from_dict(run_config(args, model_dir, folder / "seeds.jsonl", folder / "run"))
     with Utilization(args.device) as utilization:
-        summary = train(config, extra_rewards=[parity_reward])
+        summary = train(config, extra_rewards=[spread_reward(args.k)])
     rows = [json.loads(line) for line in (folder / "run" / "trainer_log.jsonl").read_text().splitlines()]
     grad_norms = [round(float(r["grad_norm"]), 5) for r in rows if "grad_norm" in r]
     steps = summary.step_seconds

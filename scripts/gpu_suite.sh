@@ -27,7 +27,7 @@ fi
 export PYTHON="$PY"
 
 run() {  # name, seconds, gpu_check arguments...
-    local name="$1" limit="$2"; shift 2
+    local name="$1" limit="${GPU_SUITE_TINY:+600}"; limit="${limit:-$2}"; shift 2  # toy runs: a busy CPU's limit
     local start=$SECONDS
     GPU_CHECK_TIMEOUT="$limit" bash scripts/gpu_check.sh --out "$WORK/$name" "$@" >"$OUT/logs/$name.log" 2>&1
     echo "$name: exit $? after $((SECONDS - start)) s"
@@ -35,7 +35,7 @@ run() {  # name, seconds, gpu_check arguments...
 SHAPE_STEP=(--k 16 --tasks-per-step 8 --reply-tokens 64)
 SMALL=() M09=(--hidden 2048 --layers 24) M2=(--hidden 2560 --layers 36)
 if [ -n "${GPU_SUITE_TINY:-}" ]; then  # the same runs at toy sizes on the CPU (tests/scripts/test_gpu_suite.py)
-    SHAPE_STEP=(--device cpu --k 2 --tasks-per-step 2 --reply-tokens 4) SMALL=("${SHAPE_STEP[@]}")
+    SMALL=(--device cpu --k 2 --tasks-per-step 2 --reply-tokens 4) SHAPE_STEP=("${SMALL[@]}" --steps 1)
     M09=(--hidden 32 --layers 1) M2=(--hidden 48 --layers 2)
 fi
 run small 60 --check loop "${SMALL[@]}"

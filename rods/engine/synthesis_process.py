@@ -1,6 +1,6 @@
 """What runs inside a synthesis worker process (`rods.engine.synthesis_worker.PoolSynthesisWorker`).
 
-The process lowers its priority, caps its native threads and builds its `synthesize`
+The process lowers its priority, keeps torch to one CPU thread and builds its `synthesize`
 callable once (`start_process`, the pool's initializer); each batch then runs through
 `run_batch`. Module-level functions, so that the `spawn` start method can pickle them.
 """
@@ -17,10 +17,6 @@ from rods.tasks import Task
 
 logger = logging.getLogger(__name__)
 
-#: Environment variables that cap a worker process's native thread pools (BLAS, OpenMP, tokenizers).
-ONE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-                  "NUMEXPR_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
-
 #: The worker process's own state: its `synthesize` callable, or why it could not be built.
 _PROCESS: dict[str, Any] = {}
 
@@ -35,7 +31,7 @@ def _limit_torch_threads() -> None:
 
 
 def start_process(nice: int, payload: bytes) -> None:
-    """Worker-process initializer: lower the priority, cap native threads, build `synthesize` once.
+    """Worker-process initializer: lower the priority, one torch thread, build `synthesize` once.
 
     Never raises (a raising initializer would look like a crashed process and be
     restarted forever); a failure is kept and raised by each batch instead, so
@@ -46,7 +42,6 @@ def start_process(nice: int, payload: bytes) -> None:
             os.nice(nice)
         except OSError as exc:  # pragma: no cover - a platform without nice
             logger.warning("synthesis worker: could not lower its priority: %s", exc)
-    os.environ.update(ONE_THREAD_ENV)
     _limit_torch_threads()
     try:
         how, obj = pickle.loads(payload)

@@ -9,7 +9,7 @@ counted, never raised into the trainer.
 `PoolSynthesisWorker` runs any callable `synthesize(seeds: list[Task]) ->
 list[Task]` off the trainer's interpreter: by default in its own process (or
 processes), started with `spawn` at a lower scheduling priority (`nice`) and
-with one BLAS/OpenMP/torch thread, so synthesis competes with the trainer's
+with one torch thread (library code sets no environment variable), so synthesis competes with the trainer's
 rollouts neither for the GIL nor, beyond its share, for the cores. The
 callable (or a `factory` that builds it) is pickled once per worker process
 and built there once, not per batch; one that cannot be pickled (a lambda, a
