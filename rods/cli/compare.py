@@ -30,6 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override one field of every arm, e.g. --set warm_start.max_steps=2 (repeatable)")
     p.add_argument("--parallel", type=int, default=1, help="runs at a time (CPU threads are split between them)")
+    p.add_argument("--ood", action="append", default=[], metavar="'SUITE[: EVAL-ARGS]'",
+                   help="also score each run's final policy with `rods eval --suite SUITE EVAL-ARGS` (repeatable), "
+                   "e.g. 'bfcl_v4: --v4-limit 20' or 'tau2: --domain airline --user-base-url URL'")
     p.set_defaults(func=run)
 
 
@@ -45,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from rods.compare import run_comparison
+    from rods.compare.summary import ood_column
 
     def interrupted(signum, frame):  # SIGTERM stops the running jobs too (see run_comparison)
         raise KeyboardInterrupt
@@ -71,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
                 bar.advance(job)
 
         result = run_comparison(args.arms, args.out, seeds=args.seeds, steps=args.steps, heldout=args.heldout,
-                                parallel=args.parallel, overrides=args.overrides, on_event=on_event)
+                                parallel=args.parallel, overrides=args.overrides, ood=args.ood, on_event=on_event)
     table = Table(title=f"{result.summary['steps']} steps, {args.seeds} seeds per arm (mean ± std over seeds)")
     for column in ("arm", "informative fraction (late)", "mean reward", "held-out RP before", "held-out RP after",
                    "synthesized", "injected"):
@@ -80,10 +84,13 @@ def run(args: argparse.Namespace) -> int:
     def fmt(s) -> str:
         return "n/a" if s["mean"] is None else f"{s['mean']:.3f} ± {s['std']:.3f}"
 
+    ood = sorted({k for a in result.summary["arms"].values() for k in a if k.startswith("ood/")})
+    for key in ood:
+        table.add_column(ood_column(key), justify="right")
     for name, a in result.summary["arms"].items():
         table.add_row(name, fmt(a["informative_fraction_late"]), fmt(a["mean_reward"]),
                       fmt(a["heldout_progress_before"]), fmt(a["heldout_progress_after"]),
-                      fmt(a["synthesized"]), fmt(a["injected"]))
+                      fmt(a["synthesized"]), fmt(a["injected"]), *(fmt(a[k]) if k in a else "-" for k in ood))
     console.print(table)
     console.print(f"ran {len(result.ran)}, skipped {len(result.skipped)} finished runs; wrote {args.out}/table.md, "
                   f"{args.out}/comparison.json and {len(result.summary['figures'])} figures")

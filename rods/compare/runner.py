@@ -34,6 +34,7 @@ from rods.compare.arms import (
     plan_runs,
     write_run_config,
 )
+from rods.compare.ood import Suite, evaluate_run
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +129,7 @@ def run_comparison(
     heldout: int = 16,
     parallel: int = 1,
     overrides: list[str] | None = None,
+    ood: list[str] | None = None,
     on_event: Callable[[str, RunSpec], None] | None = None,
 ) -> CompareResult:
     """Run every unfinished (arm, seed) job, then summarize; see the module doc.
@@ -135,6 +137,8 @@ def run_comparison(
     Args:
         heldout: held-out tasks evaluated before and after each run (0: none).
         overrides: ``section.key=value`` changes applied to every arm (as `rods train --set`).
+        ood: suites each finished run's final policy is scored on (`rods.compare.ood`, e.g. "bfcl_v4:
+            --v4-limit 20"); a rerun scores finished runs on suites they lack.
         on_event: called with ("skip" | "start" | "done" | "failed", run), e.g. for a progress bar.
     """
     from rods.compare.summary import summarize_comparison
@@ -143,6 +147,7 @@ def run_comparison(
         raise ValueError(f"--parallel must be >= 1, got {parallel}")
     if heldout < 0:
         raise ValueError(f"--heldout must be >= 0, got {heldout}")
+    suites = [Suite.parse(spec) for spec in ood or []]
     out = Path(out)
     arms = load_arms(list(arm_paths), steps=steps, overrides=overrides)
     runs = plan_runs(arms, seeds, out)
@@ -155,6 +160,7 @@ def run_comparison(
     (out / "compare.json").write_text(json.dumps({
         "arms": {a.name: str(a.path) for a in arms}, "seeds": seeds, "steps": arms[0].config.grpo.max_steps,
         "heldout": heldout, "parallel": parallel, "overrides": list(overrides or []),
+        "ood": [suite.spec() for suite in suites],
     }, indent=2), encoding="utf-8")
     result = CompareResult(out, runs)
     notify = on_event or (lambda kind, run: None)
@@ -169,11 +175,29 @@ def run_comparison(
              parallel)
     threads = max(1, (os.cpu_count() or 1) // parallel) if parallel > 1 else None
 
+    def score_ood(run: RunSpec) -> None:
+        from rods.train.run import latest_checkpoint
+
+        if not suites:
+            return
+        try:
+            final = latest_checkpoint(run.run_dir)
+            if final is None:
+                raise RuntimeError(f"{run.run_dir}: no checkpoint to score on the --ood suites")
+            evaluate_run(run.run_dir, final, suites)
+        except RuntimeError as err:
+            log.error("%s", err)
+            result.failed.append(run)
+
+    for run in result.skipped:
+        score_ood(run)
+
     def one(run: RunSpec) -> None:
         notify("start", run)
         code = launch(run, heldout_path, threads=threads)
         if code == 0 and is_done(run):
             result.ran.append(run)
+            score_ood(run)
             notify("done", run)
         else:
             log.error("run %s seed %d failed (exit %d); see %s", run.arm, run.seed, code, run.run_dir / JOB_LOG)

@@ -12,7 +12,9 @@ Per run (from what the run itself wrote):
 * ``zones_end``: active tasks per zone at the last recorded step;
 * ``synthesized`` (candidates accepted into the queue) and ``injected``;
 * ``wall_seconds``: the run's jobs, all attempts together (`attempts.jsonl`);
-* ``heldout_progress/accuracy_before/after`` (`heldout_before|after/report.json`).
+* ``heldout_progress/accuracy_before/after`` (`heldout_before|after/report.json`);
+* ``ood/<suite>/<figure>`` for each out-of-distribution suite the run was scored on
+  (`ood/<suite>/report.json`, `rods.compare.ood`).
 
 Per arm: each figure's mean, spread (sample std) and min/max over seeds.
 A resumed run's replayed steps appear twice in its logs; the last record wins.
@@ -28,6 +30,7 @@ from typing import Any
 
 from rods.compare.arms import ATTEMPTS_FILE, DONE_FILE
 from rods.compare.heldout import AFTER, BEFORE, REPORT
+from rods.compare.ood import read_run_ood
 from rods.engine.events import read_jsonl
 from rods.report import load_run
 
@@ -99,6 +102,7 @@ def read_run(arm: str, seed: int, run_dir: str | Path) -> dict[str, Any]:
         report = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
         run[f"heldout_progress_{when}"] = report["overall_progress"] if report else None
         run[f"heldout_accuracy_{when}"] = report["overall_accuracy"] if report else None
+    run["ood"] = read_run_ood(run_dir)
     return run
 
 
@@ -113,6 +117,8 @@ def aggregate(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         for key in FIGURES:
             entry[key] = spread([r[key] for r in members])
         entry["zones_end"] = {z: spread([r["zones_end"][z] for r in members]) for z in ZONES}
+        for key in sorted({k for r in members for k in r.get("ood", {})}):
+            entry[key] = spread([r.get("ood", {}).get(key) for r in members])
         out[name] = entry
     return out
 
@@ -149,9 +155,10 @@ def _fmt(s: dict[str, Any], digits: int = 3, *, range_: bool = True) -> str:
 
 def markdown_table(result: dict[str, Any]) -> str:
     """The per-arm table: mean ± std [min, max] over seeds."""
+    ood = sorted({k for a in result["arms"].values() for k in a if k.startswith("ood/")})
     head = ("arm", "seeds", "informative fraction (late)", "mean reward", "held-out progress before → after",
-            "held-out accuracy before → after", "zones at end (new/hard/boundary/mastered)", "synthesized",
-            "injected", "wall (s)")
+            "held-out accuracy before → after", *(ood_column(k) for k in ood),
+            "zones at end (new/hard/boundary/mastered)", "synthesized", "injected", "wall (s)")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, a in result["arms"].items():
         zones = "/".join(f"{a['zones_end'][z]['mean']:.1f}" if a["zones_end"][z]["mean"] is not None else "-"
@@ -160,13 +167,22 @@ def markdown_table(result: dict[str, Any]) -> str:
             name, str(len(a["seeds"])), _fmt(a["informative_fraction_late"]), _fmt(a["mean_reward"], range_=False),
             f"{_fmt(a['heldout_progress_before'], range_=False)} → {_fmt(a['heldout_progress_after'], range_=False)}",
             f"{_fmt(a['heldout_accuracy_before'], range_=False)} → {_fmt(a['heldout_accuracy_after'], range_=False)}",
+            *(_fmt(a[k], range_=False) if k in a else "-" for k in ood),
             zones, _fmt(a["synthesized"], 1, range_=False), _fmt(a["injected"], 1, range_=False),
             _fmt(a["wall_seconds"], 0, range_=False),
         )) + " |")
     note = (f"\nMean ± sample std [min, max] over seeds; {result['steps']} GRPO steps per run. "
             "Informative fraction (late): share of GRPO groups with non-zero reward variance over the second "
-            "half of training. Held-out: greedy, on the same held-out tasks for every arm.\n")
+            "half of training. Held-out: greedy, on the same held-out tasks for every arm."
+            + (" Out of distribution (after training): `rods eval --suite` on each run's last checkpoint."
+               if ood else "") + "\n")
     return "\n".join(lines) + "\n" + note
+
+
+def ood_column(key: str) -> str:
+    """``ood/bfcl_v4/accuracy`` -> ``bfcl_v4 accuracy (OOD)``."""
+    _, suite, figure = key.split("/", 2)
+    return f"{suite} {figure} (OOD)"
 
 
 def draw_figures(out: Path, runs: list[dict[str, Any]], arms: dict[str, dict[str, Any]]) -> list[Path]:

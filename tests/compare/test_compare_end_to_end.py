@@ -26,6 +26,8 @@ from rods.tasks import load_split, write_tasks
 pytestmark = pytest.mark.slow
 
 STEPS = 4
+#: An out-of-distribution suite scored on each run's last checkpoint (two BFCL V4 entries, short replies).
+OOD = "bfcl_v4: --v4-categories simple_python --v4-limit 2 --max-new-tokens 8"
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +89,7 @@ def test_compare_killed_then_rerun_finishes_without_repeating_a_finished_run(tmp
     assert not (out / "comparison.json").exists()
     assert not (second / "done.json").exists()
 
-    result = run_comparison(arms, out, seeds=1, steps=STEPS, heldout=4)
+    result = run_comparison(arms, out, seeds=1, steps=STEPS, heldout=4, ood=[OOD])
 
     # Nothing finished before ran again; everything else did.
     assert (result.skipped[0].arm, result.skipped[0].seed) == ("static", 0)
@@ -123,6 +125,11 @@ def test_compare_killed_then_rerun_finishes_without_repeating_a_finished_run(tmp
             ids = [json.loads(line)["task_id"] for line in (run_dir / f"heldout_{when}" / "trajectories.jsonl")
                    .read_text().splitlines()]
             assert sorted(ids) == sorted(heldout_ids)
+        # The out-of-distribution suite scored the run's last checkpoint, and the run's figure is its report's.
+        v4 = json.loads((run_dir / "ood" / "bfcl_v4" / "report.json").read_text())
+        assert v4["n_entries"] == 2 and f"checkpoint-{STEPS}" in v4["model"]
+        assert run["ood"]["ood/bfcl_v4/accuracy"] == pytest.approx(v4["categories"]["simple_python"]["accuracy"])
+    assert "bfcl_v4 accuracy (OOD)" in (out / "table.md").read_text()
     static, rods = comparison["arms"]["static"], comparison["arms"]["rods"]
     assert static["injected"]["max"] == 0 and static["synthesized"]["max"] == 0
     assert rods["injected"]["min"] >= 1, "template synthesis injected tasks in the RODS arm"
@@ -130,7 +137,11 @@ def test_compare_killed_then_rerun_finishes_without_repeating_a_finished_run(tmp
     assert rods["informative_fraction_late"]["mean"] == pytest.approx(sum(by_arm) / len(by_arm))
     assert rods["informative_fraction_late"]["min"] == pytest.approx(min(by_arm))
 
-    # A third call finds everything finished: it runs nothing and rewrites the same numbers.
-    again = run_comparison(arms, out, seeds=1, steps=STEPS, heldout=4)
+    # A third call finds everything finished: it runs nothing, scores nothing again, rewrites the same numbers.
+    scored = {r: (out / "runs" / r / "seed-0" / "ood" / "bfcl_v4" / "report.json").stat().st_mtime
+              for r in ("static", "rods")}
+    again = run_comparison(arms, out, seeds=1, steps=STEPS, heldout=4, ood=[OOD])
     assert not again.ran and len(again.skipped) == 2
     assert again.summary["arms"] == comparison["arms"]
+    assert scored == {r: (out / "runs" / r / "seed-0" / "ood" / "bfcl_v4" / "report.json").stat().st_mtime
+                      for r in ("static", "rods")}
