@@ -7,7 +7,8 @@ a run has trained (or is found finished by a rerun), the runner has `rods eval -
 checkpoint loads its base with the adapter folded in). A suite's folder is renamed into
 place only when its report is written, so an interrupted evaluation runs again and a
 finished one never does. `headline` reads the figures a comparison puts beside the
-held-out split: BFCL V4's mean accuracy over the categories run, tau2's pass^1 and mean
+held-out split: BFCL V4's mean accuracy over the categories run that ask for calls and over
+its irrelevance categories apart (a model that never calls scores 1 there), tau2's pass^1 and mean
 reward (means over domains), BFCL V3 multi-turn's overall accuracy and progress.
 """
 
@@ -27,6 +28,8 @@ log = logging.getLogger(__name__)
 
 OOD_DIR = "ood"
 REPORT = "report.json"
+#: BFCL V4 categories whose right answer is no call (or that BFCL scores by spread, not accuracy).
+NO_CALL_CATEGORIES = ("irrelevance", "live_irrelevance", "live_relevance", "format_sensitivity")
 
 
 @dataclass(frozen=True)
@@ -78,9 +81,12 @@ def evaluate_run(run_dir: str | Path, policy: str | Path, suites: list[Suite]) -
 
 def headline(name: str, report: dict[str, Any]) -> dict[str, float | None]:
     """The figures a comparison shows for one suite's report."""
-    if name == "bfcl_v4":
-        accuracies = [c["accuracy"] for c in report.get("categories", {}).values()]
-        return {"accuracy": sum(accuracies) / len(accuracies) if accuracies else None}
+    if name == "bfcl_v4":  # calls asked for, and restraint apart: a model that never calls scores 1 on the latter
+        categories = report.get("categories", {})
+        calls = [c["accuracy"] for n, c in categories.items() if n not in NO_CALL_CATEGORIES]
+        restraint = [c["accuracy"] for n, c in categories.items() if n in ("irrelevance", "live_irrelevance")]
+        return {"accuracy": sum(calls) / len(calls) if calls else None,
+                "irrelevance": sum(restraint) / len(restraint) if restraint else None}
     if name == "tau2":
         domains = list(report.get("domains", {}).values())
         if not domains:

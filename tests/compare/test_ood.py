@@ -19,8 +19,9 @@ def test_a_suite_is_its_name_and_the_eval_arguments_it_passes_on():
 
 
 def test_the_headline_figures_of_each_suite():
-    v4 = {"categories": {"simple_python": {"accuracy": 0.5}, "irrelevance": {"accuracy": 1.0}}}
-    assert headline("bfcl_v4", v4) == {"accuracy": 0.75}
+    v4 = {"categories": {"simple_python": {"accuracy": 0.5}, "multiple": {"accuracy": 0.25},
+                         "irrelevance": {"accuracy": 1.0}, "format_sensitivity": {"accuracy": 0.0}}}
+    assert headline("bfcl_v4", v4) == {"accuracy": 0.375, "irrelevance": 1.0}
     tau2 = {"domains": {"airline": {"pass_hat_k": {"pass^1": 0.2, "pass^2": 0.1}, "avg_reward": 0.3},
                         "retail": {"pass_hat_k": {"pass^1": 0.4, "pass^2": 0.2}, "avg_reward": 0.5}}}
     assert headline("tau2", tau2) == pytest.approx({"pass^1": 0.3, "avg_reward": 0.4})
@@ -36,7 +37,7 @@ def test_figures_read_back_aggregate_per_arm_and_show_in_the_table(tmp_path):
         (folder / "report.json").write_text(json.dumps({"categories": {"simple_python": {"accuracy": accuracy}}}))
         (tmp_path / f"seed-{seed}" / "ood" / "tau2.partial").mkdir()  # an interrupted suite counts for nothing
         ood = read_run_ood(tmp_path / f"seed-{seed}")
-        assert ood == {"ood/bfcl_v4/accuracy": accuracy}
+        assert ood == {"ood/bfcl_v4/accuracy": accuracy, "ood/bfcl_v4/irrelevance": None}
         runs.append({"arm": "rods", "seed": seed, "zones_end": dict.fromkeys(("new", "hard", "boundary",
                                                                               "mastered"), 0), "ood": ood,
                      **dict.fromkeys(("informative_fraction_late", "mean_reward", "synthesized", "injected",
