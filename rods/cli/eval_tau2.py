@@ -123,11 +123,11 @@ def report_table(report: Any) -> Any:
     ks = [f"pass^{k}" for k in range(1, report.trials + 1)]
     table = Table(title=f"tau2-bench ({report.split}, k={report.trials}): agent {report.model}, "
                         f"user {report.user_model}")
-    for column in ("domain", "tasks", "conversations", *ks, "avg reward", "DB match", "ended by user"):
+    for column in ("domain", "tasks", "conversations", *ks, "avg reward", "ended by a stop", "DB match"):
         table.add_column(column, justify="left" if column == "domain" else "right")
     for name, d in report.domains.items():
         table.add_row(name, str(d.n_tasks), str(d.n_conversations),
                       *(f"{d.pass_hat_k[k]:.3f}" if k in d.pass_hat_k else "" for k in ks),
-                      f"{d.avg_reward:.3f}", f"{100 * d.db_match:.1f}%",
-                      f"{d.terminations.get('user_stop', 0)}/{d.n_conversations}")
+                      f"{d.avg_reward:.3f}", f"{d.scored}/{d.n_conversations}",
+                      "n/a" if d.db_match is None else f"{100 * d.db_match:.1f}%")
     return table

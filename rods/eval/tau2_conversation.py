@@ -161,12 +161,14 @@ class DomainScore(BaseModel):
     #: "pass^1" .. "pass^k": mean over tasks of C(successes, k) / C(trials, k).
     pass_hat_k: dict[str, float]
     avg_reward: float
-    #: Fraction of conversations whose final database equals the gold one (tau2's DB check).
-    db_match: float
-    #: Fraction whose communicate checks all passed (tasks without any pass).
-    communicated: float
-    #: Fraction where every gold action was called (reported by tau2, not in airline's or retail's reward).
-    actions_matched: float
+    #: Conversations tau2's evaluator checked: those ended by a stop (the others score 0 unchecked).
+    scored: int
+    #: Of those: the fraction whose final database equals the gold one (tau2's DB check; None: none scored).
+    db_match: float | None
+    #: Of those: the fraction whose communicate checks all passed (tasks without any pass).
+    communicated: float | None
+    #: Of those: the fraction where every gold action was called (not in airline's or retail's reward).
+    actions_matched: float | None
     terminations: dict[str, int]
     avg_messages: float
 
@@ -218,18 +220,21 @@ def score(conversations: Sequence[Conversation], trials: int) -> DomainScore:
     for c in conversations:
         by_task.setdefault(str(c.task.id), []).append(t.is_successful(c.reward))
     n, most = len(conversations), min(trials, *map(len, by_task.values()))
-    infos = [c.simulation.reward_info for c in conversations]
+    infos = [c.simulation.reward_info for c in conversations if c.simulation.reward_info.reward_basis is not None]
+
+    def share(passed: Callable[[Any], bool]) -> float | None:
+        return sum(map(passed, infos)) / len(infos) if infos else None
+
     return DomainScore(
         n_tasks=len(by_task),
         n_conversations=n,
         pass_hat_k={f"pass^{k}": sum(t.pass_hat_k(len(s), sum(s), k) for s in by_task.values()) / len(by_task)
                     for k in range(1, most + 1)},
         avg_reward=sum(c.reward for c in conversations) / n,
-        db_match=sum(bool(i.db_check and i.db_check.db_match) for i in infos) / n,
-        communicated=sum(i.reward_basis is not None and all(x.met for x in i.communicate_checks or [])
-                         for i in infos) / n,
-        actions_matched=sum(bool(i.action_checks) and all(x.action_match for x in i.action_checks)
-                            for i in infos) / n,
+        scored=len(infos),
+        db_match=share(lambda i: bool(i.db_check and i.db_check.db_match)),
+        communicated=share(lambda i: all(x.met for x in i.communicate_checks or [])),
+        actions_matched=share(lambda i: all(x.action_match for x in i.action_checks or [])),
         terminations=dict(Counter(_value(c.simulation.termination_reason) for c in conversations)),
         avg_messages=sum(len(c.simulation.messages) for c in conversations) / n,
     )

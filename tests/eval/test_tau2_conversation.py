@@ -185,7 +185,7 @@ def test_scripted_conversations_reproduce_tau2s_verdicts(tmp_path, domain, task_
     assert tc.cross_check(records) == 1
     score = report.domains[domain]
     assert score.pass_hat_k == {"pass^1": reward} and score.avg_reward == reward
-    assert score.db_match == float(db_match)
+    assert score.scored == 1 and score.db_match == float(db_match)
     # tau2's own prompts: the user simulator's guidelines and scenario
     assert "###STOP###" in user.requests[0][0]["content"] and "<scenario>" in user.requests[0][0]["content"]
 
@@ -231,7 +231,8 @@ def test_a_corrupted_final_database_fails_the_cross_check(tmp_path):
 def test_an_empty_reply_ends_the_conversation_as_an_agent_error(tmp_path):
     report, [record], _ = play(tmp_path, "airline", "11", GoldAgent([], ""))
     assert record["termination_reason"] == "agent_error" and record["reward"] == 0.0
-    assert report.domains["airline"].terminations == {"agent_error": 1}
+    score = report.domains["airline"]
+    assert score.terminations == {"agent_error": 1} and score.scored == 0 and score.db_match is None
     assert tc.cross_check([record]) == 1
 
 
@@ -298,7 +299,7 @@ def test_rods_eval_suite_tau2_embedded_agent_and_llama_cpp_user(llama_server, tm
 
     out = tmp_path / "run"
     code = rods_main(["eval", "--suite", "tau2", "--domain", "airline", "--limit", "1", "--trials", "2",
-                      "--model", "embedded", "--tool-docs", "signatures", "--max-new-tokens", "24",
+                      "--model", "embedded", "--threads", "1", "--tool-docs", "signatures", "--max-new-tokens", "24",
                       "--user-base-url", llama_server, "--user-model", MODEL_ALIAS, "--user-max-tokens", "24",
                       "--user-temperature", "0.7", "--max-turns", "2", "--out", str(out)])
     assert code == 0
