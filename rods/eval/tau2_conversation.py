@@ -95,15 +95,16 @@ def tau2_version() -> str:
 
 def select_tasks(domain: str, split: str = "test", task_ids: Sequence[str] | None = None,
                  limit: int | None = None) -> list[Any]:
-    """tau2's own tasks of `domain`'s `split` (rods' names: test, train, all), by id or the first `limit`."""
+    """tau2's own tasks of `domain`: those of `task_ids` (from any split), else `split`'s (rods' names: test,
+    train, all); the first `limit` of them."""
     if domain not in DOMAINS:
         raise ValueError(f"unknown tau2 domain {domain!r}; expected one of {DOMAINS}")
-    tasks = tau2_tasks(domain, split)
+    tasks = tau2_tasks(domain, "all" if task_ids else split)
     if task_ids:
         by_id = {str(t.id): t for t in tasks}
         unknown = [i for i in task_ids if i not in by_id]
         if unknown:
-            raise ValueError(f"tau2 {domain} {split} split has no task(s) {unknown}")
+            raise ValueError(f"tau2 {domain} has no task(s) {unknown}")
         tasks = [by_id[i] for i in task_ids]
     if limit is not None:
         tasks = tasks[: max(0, limit)]

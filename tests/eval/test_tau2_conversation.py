@@ -249,6 +249,15 @@ def test_pass_hat_k_is_tau2s():
     assert score.avg_reward == pytest.approx(5 / 9)
 
 
+def test_task_selection():
+    assert [t.id for t in tc.select_tasks("airline", "test", limit=3)] == ["2", "6", "8"]  # tau2's test split
+    assert [t.id for t in tc.select_tasks("airline", "test", ["11", "2"])] == ["11", "2"]  # 11: a train task
+    with pytest.raises(ValueError, match="no task"):
+        tc.select_tasks("airline", "test", ["999"])
+    with pytest.raises(ValueError, match="unknown tau2 domain"):
+        tc.select_tasks("telecom")
+
+
 def test_trial_seeds_are_drawn_as_tau2_draws_them():
     import random
 
@@ -276,7 +285,7 @@ def test_rods_eval_suite_tau2_over_endpoints(scripted_openai_server, tmp_path):
 
     scripted_openai_server.route({"rollout": agent, "tau2-user": user})
     out = tmp_path / "run"
-    code = rods_main(["eval", "--suite", "tau2", "--domain", "retail", "--split", "all", "--task-ids", "40",
+    code = rods_main(["eval", "--suite", "tau2", "--domain", "retail", "--task-ids", "40",
                       "--base-url", scripted_openai_server.base_url, "--model", "gold",
                       "--user-base-url", scripted_openai_server.base_url, "--trials", "2", "--out", str(out)])
     assert code == 0
