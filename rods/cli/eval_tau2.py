@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--domain", default="airline", help="airline, retail, or both comma-separated")
     g.add_argument("--task-ids", default=None,
-                   help="comma-separated tau2 task ids, from any split (domain:id for one domain), instead of --split")
+                   help="comma-separated tau2 task ids (domain:id for one domain), instead of a whole split")
     g.add_argument("--trials", dest="k", type=int, default=argparse.SUPPRESS,
                    help="trials per task for pass^k (tau2's num_trials; the same as --k)")
     g.add_argument("--max-turns", type=int, default=200,
