@@ -30,9 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override one field of every arm, e.g. --set warm_start.max_steps=2 (repeatable)")
     p.add_argument("--parallel", type=int, default=1, help="runs at a time (CPU threads are split between them)")
-    p.add_argument("--ood", action="append", default=[], metavar="'SUITE[: EVAL-ARGS]'",
-                   help="also score each run's final policy with `rods eval --suite SUITE EVAL-ARGS` (repeatable), "
-                   "e.g. 'bfcl_v4: --v4-limit 20' or 'tau2: --domain airline --user-base-url URL'")
+    p.add_argument("--ood", action="append", default=[], metavar="'SUITE[: ARGS]'",
+                   help="also score each run's last checkpoint with rods eval's suite SUITE and these eval arguments "
+                   "(repeatable), e.g. 'bfcl_v4: --v4-limit 20' or 'tau2: --domain airline --user-base-url URL'")
     p.set_defaults(func=run)
 
 

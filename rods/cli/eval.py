@@ -16,14 +16,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from rods.eval import SUITE_NAMES
 from rods.tasks import CATEGORIES
 
 #: Suites beside BFCL V3 multi-turn (the default): name -> the module that adds its options
 #: (`add_arguments(parser)`) and runs it (`run(args) -> int`), with the policy options below.
-SUITES: dict[str, str] = {
-    "bfcl_v4": "rods.cli.eval_bfcl_v4",
-    "tau2": "rods.cli.eval_tau2",
-}
+SUITES: dict[str, str] = {name: f"rods.cli.eval_{name}" for name in SUITE_NAMES if name != "multi_turn"}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -42,13 +42,12 @@ class Suite:
     @classmethod
     def parse(cls, spec: str) -> Suite:
         """``NAME`` or ``NAME: EVAL-ARGS``; an unknown suite is an error naming the known ones."""
-        from rods.cli.eval import SUITES
+        from rods.eval import SUITE_NAMES
 
         name, _, rest = spec.partition(":")
         name = name.strip()
-        known = ("multi_turn", *SUITES)
-        if name not in known:
-            raise ValueError(f"--ood {spec!r}: unknown suite {name!r}; expected one of {', '.join(known)}")
+        if name not in SUITE_NAMES:
+            raise ValueError(f"--ood {spec!r}: unknown suite {name!r}; expected one of {', '.join(SUITE_NAMES)}")
         args = tuple(shlex.split(rest))
         if any(a in ("--out", "--model", "--suite") for a in args):
             raise ValueError(f"--ood {spec!r}: --suite, --model and --out are the comparison's to set")
