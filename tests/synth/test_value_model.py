@@ -213,6 +213,10 @@ EXAMPLE_ENVS = {"clinic": "clinic:Clinic", "warehouse": "warehouse:Warehouse",
                 "bikeshare": "bikeshare:BikeShare", "car_rental": "car_rental:CarRental"}
 
 
+#: The populations fixture takes about 100 s: its tests share one worker, so it is built once, not once per worker.
+EXAMPLE_POPULATIONS = pytest.mark.xdist_group("example_populations")
+
+
 @pytest.fixture(scope="module")
 def populations():
     out = {}
@@ -226,6 +230,7 @@ def populations():
         sys.path.remove(str(EXAMPLES / folder))
 
 
+@EXAMPLE_POPULATIONS
 @pytest.mark.parametrize("key", sorted(EXAMPLE_ENVS.values()))
 def test_accepted_variants_of_every_example_stay_in_their_domain(populations, key):
     seeds, accepted = populations[key]
@@ -240,6 +245,7 @@ def test_accepted_variants_of_every_example_stay_in_their_domain(populations, ke
             assert is_person_name(value) or value in seed_people, (variant.id, path, value)
 
 
+@EXAMPLE_POPULATIONS
 @pytest.mark.parametrize("key", sorted(EXAMPLE_ENVS.values()))
 def test_no_accepted_variant_undoes_its_own_write_more_than_its_seed(populations, key):
     seeds, accepted = populations[key]
@@ -250,6 +256,7 @@ def test_no_accepted_variant_undoes_its_own_write_more_than_its_seed(populations
         assert len(rules.undone_writes(trace_task(variant))) <= len(rules.undone_writes(trace_task(seed))), variant.id
 
 
+@EXAMPLE_POPULATIONS
 def test_a_branch_named_for_its_city_stays_in_that_city(populations):
     """The car-rental read: 'Hartford Logan Airport' in Boston. A name's word that is its record's city stays."""
     seeds, accepted = populations["car_rental:CarRental"]
