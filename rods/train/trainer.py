@@ -93,13 +93,10 @@ def grpo_config(config: TrainConfig, output_dir: str | Path, *, max_steps: int |
     each process's share into micro-batches as `plan` says (default: `plan_microbatches`
     without a model, i.e. by the token budget with completions alone).
     """
-    import torch
     from trl import GRPOConfig
 
     g = config.grpo
-    cuda = torch.cuda.is_available()
-    use_cpu = g.use_cpu if g.use_cpu is not None else not cuda
-    bf16 = g.bf16 if g.bf16 is not None else (cuda and not use_cpu)
+    use_cpu, bf16 = precision(config)
     if g.per_device_train_batch_size is not None and world_size > 1:
         raise ValueError(
             f"grpo.per_device_train_batch_size = {g.per_device_train_batch_size} is for one process; on {world_size} "
@@ -162,7 +159,7 @@ def plan_microbatches(config: TrainConfig, *, world_size: int = 1, model: Any = 
         shape = replace(shape, trainable=shape.parameters // 100)  # TRL adds the adapter later; ~1% trains
     step = StepShape(
         rollouts=rollouts, prompt_tokens=prompt_tokens, completion_tokens=config.rollout.max_completion_tokens,
-        activation_bytes=2 if (cuda and config.grpo.bf16 is not False) else 4,
+        activation_bytes=2 if cuda and precision(config)[1] else 4,
         generation_batch=0 if vllm else config.rollout.generation_batch_size, reference_model=g.beta > 0,
     )
     plan = plan_step(step, budget=g.max_tokens_per_microbatch, per_device=g.per_device_train_batch_size,
@@ -177,10 +174,13 @@ def plan_microbatches(config: TrainConfig, *, world_size: int = 1, model: Any = 
     return plan
 
 
-def _trains_on_cuda(config: TrainConfig) -> bool:
+def precision(config: TrainConfig) -> tuple[bool, bool]:
+    """(use_cpu, bf16) of the run: the config's choice, else CUDA in bfloat16 when a device is present."""
     import torch
 
-    return torch.cuda.is_available() and not config.grpo.use_cpu
+    g, cuda = config.grpo, torch.cuda.is_available()
+    use_cpu = g.use_cpu if g.use_cpu is not None else not cuda
+    return use_cpu, g.bf16 if g.bf16 is not None else (cuda and not use_cpu)
 
 
 def check_group_size(num_generations: int, engine_k: int) -> None:
@@ -283,6 +283,7 @@ def build_trainer(
         extra_rewards: TRL reward functions added to the engine's reward (e.g. a format bonus);
             the policy trains on their sum, the engine observes only its own signal.
     """
+    import torch
     from accelerate.utils import is_peft_model
     from trl import GRPOTrainer
 
@@ -297,7 +298,7 @@ def build_trainer(
     rollout = make_rollout(config, lookup if ranks.is_owner else pool.task, tokenizer, generator=generator)
     plan = plan_microbatches(
         config, world_size=ranks.world_size, model=model, prompt_tokens=longest_prompt(rollout, pool_source()),
-        cuda=_trains_on_cuda(config), vllm=generator is not None,
+        cuda=not precision(config)[0] and torch.cuda.is_available(), vllm=generator is not None,
     )
     args = grpo_config(config, output_dir, max_steps=max_steps, world_size=ranks.world_size, plan=plan)
     log.info("a step: %d micro-batches of %d rollouts, gradient checkpointing %s", plan.accumulation, plan.rollouts,
