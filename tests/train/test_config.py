@@ -10,7 +10,7 @@ from rods.train.load import apply_overrides, explain_config
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 EXPERIMENTS = sorted(CONFIGS.glob("*.yaml")) + sorted((CONFIGS / "ablations").glob("*.yaml")) + sorted(
-    p for p in (CONFIGS / "compare").glob("*.yaml") if p.name != "base.yaml"
+    p for folder in ("compare", "learning") for p in (CONFIGS / folder).glob("*.yaml") if p.name != "base.yaml"
 )
 
 
