@@ -48,6 +48,27 @@ def people_pools() -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
 
 
 @cache
+def gendered_firsts() -> dict[str, dict[str, tuple[str, ...]]]:
+    """Locale -> "female"/"male" -> its first names in Faker (as `people_pools` reads them), for a name that must
+    keep the seed's "she" or "he" true (`gender_of`)."""
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    for locale in people_pools():
+        provider = importlib.import_module(f"{persons.__name__}.{locale}").Provider
+        out[locale] = {gender: tuple(sorted(n for n in getattr(provider, f"first_names_{gender}", ())
+                                            if re.fullmatch(r"[A-Z][a-z]{2,11}", n)))
+                       for gender in ("female", "male")}
+    return out
+
+
+@cache
+def gender_of(first: str) -> str | None:
+    """"female" or "male" when Faker's first names of every country that has `first` give it one gender only;
+    None for a name of both or of none."""
+    found = {gender for pools in gendered_firsts().values() for gender, names in pools.items() if first in names}
+    return found.pop() if len(found) == 1 else None
+
+
+@cache
 def company_suffixes() -> tuple[str, ...]:
     """The endings of companies' names in Faker's company providers (`Ltd`, `GmbH`, `Inc`, ...), sorted."""
     out: set[str] = set()

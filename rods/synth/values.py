@@ -51,10 +51,10 @@ from typing import TYPE_CHECKING, Any
 from rods.envs.domain import domain_of
 from rods.envs.vocabulary import NAMES, NOUNS, PLACES, SURNAMES, WORD as _WORD
 from rods.synth.dates import shift_date
-from rods.synth.people import company_suffixes, name_shaped, people_pools, titled
+from rods.synth.people import company_suffixes, gender_of, gendered_firsts, name_shaped, people_pools, titled
 
 if TYPE_CHECKING:
-    from rods.synth.value_model import ValueModel
+    from rods.synth.value_model import Slot, ValueModel
 
 SMALL_INT = 10
 
@@ -302,8 +302,15 @@ class ValueRemapper:
                         for locale, (firsts, lasts) in pools.items()}
         self._first = [n for locale in self._locales for n in self._people[locale][0][:8]]  # for handles ('@Ana')
         side.shuffle(self._first)
+        #: A recast's draws (`rods.synth.recast`), which keep its seed's words true: first names of the seed's
+        #: person's gender ("she"), numbers as round as the seed's ("a £50 voucher"). Its own stream, drawn last.
+        self.like_seed = False
+        self._like = random.Random(side.random())
+        self._gendered: dict[str, list[str]] = {}
         self._locale: dict[str, str] = {}  # a drawn first or family name -> the country it was drawn from
         self.texts: dict[str, str] = {}  # whole texts mapped to whole texts: sentences, phrases
+        #: People's whole names mapped by `person` (a recast says "Ana" where its seed said "Margaret" alone).
+        self.people: dict[str, str] = {}
         self._prose: dict[str, list[str]] = {}
         self._any_prose: list[str] = []
         self._field_texts: dict[str, list[str]] = {}
@@ -357,7 +364,26 @@ class ValueRemapper:
         """The new value of a state slot the environment's `ValueModel` knows, or None to draw as any other: a
         category value stays (another member of its set would change what the state says of the record), a date
         moves by the variant's `shift`, a person's name becomes a person's name."""
-        slot = self.model.field(path) if self.model is not None else None
+        return self._by_slot(self.model.field(path) if self.model is not None else None, value, role)
+
+    def argument(self, value: Any, function: str, param: str, owner: str | None = None) -> Any:
+        """A call argument's new value by the same mapping as the state's: by its parameter's slot in the value
+        model where it knows it (`function.param`), else as a state value of class `owner` under a field of the
+        parameter's name (a recast's gold calls, `rods.synth.recast`: a sentence becomes one of `owner`'s)."""
+        if isinstance(value, str) and value in self.keep:
+            return value
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            slot = self.model.parameter(function, param) if self.model is not None else None
+            modelled = self._by_slot(slot, value, role_of(param))
+            if modelled is not None:
+                return modelled
+        if isinstance(value, (list, tuple)):
+            items = [self.argument(v, function, param, owner) for v in value]
+            return items if isinstance(value, list) else tuple(items)
+        return self._value(value, role=role_of(param), owner=owner, at=param if is_field_key(param) else None)
+
+    def _by_slot(self, slot: Slot | None, value: Any, role: str | None) -> Any:
+        """`_modelled` for a given slot (a state field's or a parameter's), or None."""
         if slot is None:
             return None
         if slot.kind == "category" and isinstance(value, str):
@@ -371,8 +397,20 @@ class ValueRemapper:
             return self.person(value)
         if slot.kind == "quantity" and isinstance(value, (int, float)) and slot.low is not None \
                 and slot.high is not None and slot.low <= value <= slot.high:
-            return within(self.number(value), slot.low, slot.high)
+            new = within(self.number(value), slot.low, slot.high)
+            return self._inside(new, value, slot.low, slot.high) if self.like_seed else new
         return None
+
+    def _inside(self, new: int | float, seed: int | float, low: float, high: float) -> int | float:
+        """For a recast, a quantity folded into its range (`within`) that lands on a seed's number (its own, or a
+        bound of the range) drawn again inside the range, as round as the seed's: else the gate finds a copy."""
+        for attempt in range(60):
+            if float(new) not in self._avoid_numbers or low == high:
+                return new
+            drawn = self._like.uniform(low, high)
+            new = int(round(drawn)) if isinstance(seed, int) else round(drawn, 2)
+            new = round_like(new, seed) if attempt < 30 else new  # a range too narrow for its roundness: any
+        return new
 
     def date(self, value: Any) -> Any:
         """A date or day number moved by the variant's `shift` (the same move for every date, so each stays as far
@@ -399,10 +437,22 @@ class ValueRemapper:
         first = words[0].lower()
         locale = self._locale.get(self.words.get(first, "")) or self._next_locale()
         firsts, lasts = self._people[locale]
-        new = [self._named_from(words[0], firsts, locale)]
+        new = [self._named_from(words[0], self._of_gender(words[0], locale) or firsts, locale)]
         new += [w if len(w) <= 3 and w.islower() else self._named_from(w, lasts, locale) for w in words[1:]]
-        self.texts[text] = " ".join(new)
+        self.texts[text] = self.people[text] = " ".join(new)
         return self.texts[text]
+
+    def _of_gender(self, first: str, locale: str) -> list[str] | None:
+        """For a recast (`like_seed`), `locale`'s first names of the gender of the seed's `first` (shuffled once), or
+        None (not a recast, or a name of either gender)."""
+        gender = gender_of(first) if self.like_seed else None
+        if gender is None:
+            return None
+        key = f"{locale}:{gender}"
+        if key not in self._gendered:
+            self._gendered[key] = self._like.sample(gendered_firsts()[locale][gender],
+                                                    len(gendered_firsts()[locale][gender]))
+        return self._gendered[key] or None
 
     def _next_locale(self) -> str:
         """The country of the next person named: the countries in turn, one per name drawn so far."""
@@ -574,8 +624,19 @@ class ValueRemapper:
         key = float(value)
         if key not in self.numbers:
             self.numbers[key] = self._new_number(value)
+            if self.like_seed:
+                self.numbers[key] = self._round_like(self.numbers[key], value)
         new = self.numbers[key]
         return int(new) if isinstance(value, int) else float(new)
+
+    def _round_like(self, number: int | float, seed: int | float) -> int | float:
+        """`number` as round as the seed's (`round_like`), a step further while that is a seed's number."""
+        rounded = round_like(number, seed)
+        for _ in range(20):
+            if float(rounded) not in self._avoid_numbers:
+                return rounded
+            rounded = round_like(rounded + (rounded - number or 1), seed)
+        return number
 
     def fresh_word(self) -> str:
         """A new distinctive word, never a seed word nor one drawn before (for names a call creates)."""
@@ -660,6 +721,23 @@ class ValueRemapper:
             if float(new) not in taken and is_distinctive(new, frozenset()) and (new > 0) == (value > 0):
                 return new
         raise RuntimeError(f"could not draw a new number for {value!r}")
+
+
+#: The steps a number people give is a multiple of (a voucher of 50 is one of tens, not of 37.10).
+_STEPS = (0.05, 0.1, 0.5, 1, 5, 10, 50, 100, 500, 1000, 5000)
+
+
+def round_like(number: int | float, seed: int | float) -> int | float:
+    """A new number as round as the seed's: a multiple of the largest step below it that the seed's is a multiple
+    of (50 -> tens, 2.5 -> halves), never the seed's own (the gate refuses a copy); others as they are."""
+    steps = [s for s in _STEPS if s < abs(seed) and abs(seed / s - round(seed / s)) < 1e-9]
+    step = max(steps, default=0)
+    if step <= (1 if isinstance(seed, int) else 0.05):
+        return number
+    rounded = round(number / step) * step
+    if rounded == seed or (rounded <= 0 < seed):
+        rounded = seed + step if number >= seed else seed - step
+    return int(round(rounded)) if isinstance(seed, int) else round(float(rounded), 2)
 
 
 def within(number: int | float, low: float, high: float) -> int | float:
