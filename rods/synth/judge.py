@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -74,6 +75,12 @@ def _ask_for(schema: dict[str, Any], *names: str) -> None:
 class Verdict:
     passed: bool
     reason: str
+    #: Every failure found, the first of which is `reason` (for `Judgement.beside`); empty when it passed.
+    failures: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.passed and not self.failures:
+            self.failures = (self.reason,)
 
 
 @dataclass
@@ -98,7 +105,19 @@ class Judgement:
         return [f"{k}: {v.reason}" for k, v in self.verdicts.items() if not v.passed]
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: asdict(v) for k, v in self.verdicts.items()}
+        return {k: {"passed": v.passed, "reason": v.reason} for k, v in self.verdicts.items()}
+
+    def beside(self, seed: Judgement, translate: Callable[[str], str] = str) -> Judgement:
+        """A recast's judgement held to its seed's (`rods.synth.recast`): a criterion it fails only where its seed,
+        judged the same way, fails it too (every failure one of the seed's, its values `translate`d to the
+        recast's: the human's own way of asking, not the recast's) counts as passed, and says so."""
+        out = Judgement()
+        for name, verdict in self.verdicts.items():
+            own = seed.verdicts.get(name)
+            if not verdict.passed and own is not None and set(verdict.failures) <= set(map(translate, own.failures)):
+                verdict = Verdict(True, f"as its seed: {verdict.reason}")
+            out.verdicts[name] = verdict
+        return out
 
 
 def _mentions(text: str, value: Any) -> bool:
@@ -125,17 +144,20 @@ class Judge:
         self.backend = backend
 
     def judge(self, task: Task, execution: Execution, turns: list[dict[str, Any]],
-              coherence: Coherence | None = None, seed: Task | None = None) -> Judgement:
+              coherence: Coherence | None = None, seed: Task | None = None, ask: bool = True) -> Judgement:
+        """The verdicts on a candidate; `ask`: with the backend's verdict on ``natural`` and ``intent`` (off for a
+        recast, whose words are its seed's: `rods.synth.recast`; its deterministic checks stay)."""
         queries = [" ".join(m.content for m in q) for q in task.question]
         out = Judgement()
         if coherence is not None:  # the ground truth's own rules were checked when it ran: the queries' one now
             broken = coherence.violations(task, seed=seed, kinds=("unused_read",))
-            out.verdicts["coherence"] = Verdict(not broken, str(broken[0]) if broken else "no rule broken")
+            out.verdicts["coherence"] = Verdict(not broken, str(broken[0]) if broken else "no rule broken",
+                                                tuple(map(str, broken)))
         out.verdicts["intent"] = self._intent(queries, turns, vocabulary_of(task.environment))
         out.verdicts["values"] = self._values(task, execution, queries, turns)
         out.verdicts["progress"] = self._progress(task, execution)
         out.verdicts["structure"] = structure_verdict(task)
-        llm = self._ask(task, queries, turns)
+        llm = self._ask(task, queries, turns) if ask else {"natural": Verdict(True, "the seed's own words")}
         out.verdicts["natural"] = (_code_like(queries, {c.name for c in execution.calls})
                                    or _leaking(queries, turns, task.involved_classes)
                                    or llm.get("natural", Verdict(False, "the judge gave no verdict")))
@@ -159,6 +181,7 @@ class Judge:
 
     @staticmethod
     def _intent(queries: list[str], turns: list[dict[str, Any]], words: frozenset[str]) -> Verdict:
+        failures = []
         for turn in turns:
             text = queries[turn["turn"]]
             missing = turn.get("missing", {}) if turn["kind"] == "ask_missing" else {}
@@ -169,9 +192,11 @@ class Judge:
                           if f"#{i}" not in call["bound"] and is_distinctive(v, words)]
                 if given:
                     if not any(_mentions(text, v) for v in given):
-                        return Verdict(False, f"turn {turn['turn']}: nothing in the query asks for {call['function']}")
+                        failures.append(f"turn {turn['turn']}: nothing in the query asks for {call['function']}")
                 elif not (content_words(call["description"]) & content_words(text)) and text:
-                    return Verdict(False, f"turn {turn['turn']}: the query does not describe {call['function']}")
+                    failures.append(f"turn {turn['turn']}: the query does not describe {call['function']}")
+        if failures:
+            return Verdict(False, failures[0], tuple(failures))
         return Verdict(True, "every call is asked for in its turn's query")
 
     @staticmethod
@@ -182,6 +207,7 @@ class Judge:
         described = {c["index"]: t["turn"] for t in turns for c in t["calls"]}
         retold = {text for t in turns for c in t["calls"] for text in _retold_text(execution, c)}
         said_until: list[str] = []
+        failures = []
         text = ""
         for q in queries:
             text += " " + q
@@ -198,8 +224,10 @@ class Judge:
                     continue
                 if isinstance(value, str) and value in retold:  # a text that retells an earlier result
                     continue
-                return Verdict(False, f"{call.name}: value {value!r} is neither said by the user nor in the state")
+                failures.append(f"{call.name}: value {value!r} is neither said by the user nor in the state")
             produced.update(json.dumps(v) for _, v in value_paths(result_value(execution.results[j])))
+        if failures:
+            return Verdict(False, failures[0], tuple(failures))
         return Verdict(True, "every value is said by the user or found in the state")
 
     @staticmethod

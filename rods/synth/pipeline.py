@@ -26,7 +26,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -41,10 +41,22 @@ from rods.synth.coherence import PLAN_KINDS, Coherence, Violation
 from rods.synth.ensemble import Router, backbone_names
 from rods.synth.executor import Execution, Executor
 from rods.synth.gate import Gate, Rejected
-from rods.synth.judge import Judge
+from rods.synth.judge import Judge, Judgement
 from rods.synth.plan import Plan
 from rods.synth.planner import Planner, PlannerConfig
-from rods.synth.profile import ComplexityProfile, profile_of
+from rods.synth.profile import ComplexityProfile, profile_of, trace_task
+from rods.synth.recast import (
+    Mentions,
+    argument_pairs,
+    as_seed,
+    hollow_reads,
+    message_text,
+    moved_flows,
+    paired,
+    recast_question,
+    run as run_recast,
+    state_mapping,
+)
 from rods.synth.rewriter import Rewriter, turn_contexts, with_queries
 from rods.synth.settings import SynthConfig
 from rods.synth.stats import SynthStats
@@ -75,6 +87,8 @@ class Pipeline:
         self._calls = 0
         #: Seed (id and content hash) -> whether it passed validation: each seed is checked once.
         self._seed_valid: dict[tuple[str, str], bool] = {}
+        #: Seed (id and content hash) -> what its recasts are held to (`_seed_checks`).
+        self._seed_judgements: dict[tuple[str, str], tuple[Judgement | None, list[str]]] = {}
         # an ensemble: one set of stages per further backbone, sharing the duplicate check
         self.members: list[Pipeline] = [self]
         for other in backends[1:]:
@@ -205,6 +219,7 @@ class Pipeline:
             accepted.append(task)
             stats.accepted += 1
             stats.accepted_by[member.name] += 1
+            stats.accepted_strategies[task.provenance.strategy or "replan"] += 1
             self.router.record(which, True)
         return accepted, stats
 
@@ -215,6 +230,9 @@ class Pipeline:
         episode = slice_source(seed)
         if episode is not None:
             return self._slice_variant(seed, episode, index, rng, stats)
+        if self._recasts(seed, rng, stats):
+            return self._recast(seed, index, rng, stats)
+        stats.strategies["replan"] += 1
         seed_profile = self.planner_for(seed.environment).analyze(seed).profile
         plan, execution, attempts = self._plan_and_execute(seed, index, rng, seed_profile, stats)
         expected = seed_profile
@@ -235,6 +253,79 @@ class Pipeline:
         task = self._rewrite_and_judge(task, plan, execution, stats)
         stats.attempts["gate"] += 1
         self.gate.check(seed, task, expected)
+        stats.passed["gate"] += 1
+        return task
+
+    def _recasts(self, seed: Task, rng: random.Random, stats: SynthStats) -> bool:
+        """Whether this variant is a recast (`SynthConfig.recast`, the share of variants that are).
+
+        Drawn from a stream of the variant's own random state, not from it, so
+        a re-planned variant draws what it drew before recasts existed (with
+        `recast` 0 the pipeline's output is as it was). A seed a recast would
+        not change (`Planner.can_recast`: its state is the environment's own) is
+        re-planned, counted in `recast_unavailable`.
+        """
+        share = self.config.recast
+        if share <= 0 or (share < 1 and random.Random(str(rng.getstate()[1][:16])).random() >= share):
+            return False
+        if not self.planner_for(seed.environment).can_recast(seed):
+            stats.recast_unavailable += 1
+            return False
+        return True
+
+    def _recast(self, seed: Task, index: int, rng: random.Random, stats: SynthStats) -> Task:
+        """A recast variant (`rods.synth.recast`): the seed's plan and words in a new world, through every check
+        (execution, coherence, the judge, the gate). No model writes anything, so the judge gives no model's
+        verdict: the words are the seed's. Any rejection is counted as `recast:<why>`, never re-planned."""
+        stats.strategies["recast"] += 1
+        try:
+            return self._recast_checked(seed, index, rng, stats)
+        except Rejected as rej:
+            raise Rejected(rej.reason if rej.reason.startswith("recast:") else f"recast:{rej.reason}") from None
+
+    def _recast_checked(self, seed: Task, index: int, rng: random.Random, stats: SynthStats) -> Task:
+        planner = self.planner_for(seed.environment)
+        info = planner.analyze(seed)
+        stats.attempts["plan"] += 1
+        plan = planner.recast(seed, rng=rng)
+        stats.passed["plan"] += 1
+        stats.attempts["execute"] += 1
+        state = state_mapping(info.base_config, plan.initial_config)
+        execution = run_recast(self.executor, plan, info.trace, state)
+        if execution.failure is not None:
+            raise Rejected(f"{execution.failure.kind}:{execution.failure.function}")
+        if moved_flows(info.trace.calls, execution.calls, plan.calls, state):
+            raise Rejected("moved_flow")
+        candidate = self._candidate(seed, plan, execution, index, 1, strategy="recast")
+        trace = trace_task(candidate)
+        mismatches = info.profile.mismatches(profile_of(candidate, trace), same_counts=self.config.same_counts)
+        if mismatches:
+            raise Rejected("profile_mismatch:" + ",".join(mismatches))
+        if hollow_reads(info.trace, trace):
+            raise Rejected("read_finds_nothing")
+        judged, violations = self._seed_checks(seed, plan)
+        pairs = argument_pairs(info.trace.calls, execution.calls) + [
+            pair for cls, value in info.base_config.items() for pair in paired(value, plan.initial_config.get(cls))]
+        said = [message_text(seed.question), *violations,
+                *(f for v in (judged.verdicts if judged else {}).values() for f in v.failures)]
+        mentions = Mentions.of(pairs, plan.remapper.people, plan.remapper.vocabulary, "\n".join(said))
+
+        def translate(text: str) -> str:
+            return mentions.apply(text)[0]
+
+        broken = self._incoherent(plan, candidate, beside={translate(v) for v in violations})
+        if broken:
+            raise Rejected(f"coherence:{broken.kind}")
+        stats.passed["execute"] += 1
+        stats.attempts["recast"] += 1
+        question = recast_question([[m.model_dump() for m in turn] for turn in seed.question], mentions)
+        task = Task.model_validate({**candidate.model_dump(), "question": question})
+        stats.passed["recast"] += 1
+        if judged is not None:
+            turns = turn_contexts(plan, execution, planner.graph.phrasings)
+            task = self._judged(task, plan, execution, turns, stats, seed=judged, translate=translate)
+        stats.attempts["gate"] += 1
+        self.gate.check(seed, task, info.profile)
         stats.passed["gate"] += 1
         return task
 
@@ -355,10 +446,20 @@ class Pipeline:
         stats.passed["rewrite"] += 1
         if not cfg.judge:
             return task
+        return self._judged(task, plan, execution, turns, stats)
+
+    def _judged(self, task: Task, plan: Plan, execution: Execution, turns: list[dict[str, Any]], stats: SynthStats,
+                seed: Judgement | None = None, translate: Callable[[str], str] = str) -> Task:
+        """The judge's verdicts on a written task; a query fault goes back to the rewriter once, any fault left
+        rejects. A recast (`seed`: its seed's judgement) is judged without the backend's verdict, beside its seed
+        (`Judgement.beside`, the seed's values `translate`d to its own), and has no rewriter to go back to."""
+        cfg = self.config
         stats.attempts["judge"] += 1
         rules = self.coherence_for(plan.seed) if cfg.coherence else None
-        judgement = self.judge.judge(task, execution, turns, rules, plan.seed)
-        if judgement.fault == "query" and cfg.rewrite and cfg.feedback_repair:
+        judgement = self.judge.judge(task, execution, turns, rules, plan.seed, ask=seed is None)
+        if seed is not None:
+            judgement = judgement.beside(seed, translate)
+        elif judgement.fault == "query" and cfg.rewrite and cfg.feedback_repair:
             queries = self.rewriter.rewrite(plan, execution, feedback=judgement.failed_reasons(), turns=turns)
             task = Task.model_validate({**task.model_dump(), "question": with_queries(plan.seed, queries)})
             judgement = self.judge.judge(task, execution, turns, rules, plan.seed)
@@ -370,6 +471,31 @@ class Pipeline:
         stats.passed["judge"] += 1
         task.provenance.verdicts = judgement.to_dict()
         return task
+
+    def _seed_checks(self, seed: Task, plan: Plan) -> tuple[Judgement | None, list[str]]:
+        """What a recast of `seed` (`plan`: one of them) is held to, computed once per seed: the judge's verdicts
+        on the seed as on its recasts (None without the judge) and the coherence rules its ground truth breaks
+        itself (`_incoherent`): a recast fails only where its seed does not (`Judgement.beside`)."""
+        key = (seed.id, content_hash(seed))
+        with self._lock:
+            known = self._seed_judgements.get(key)
+        if known is None:
+            planner = self.planner_for(seed.environment)
+            info = planner.analyze(seed)
+            judged = None
+            if self.config.judge:
+                own = as_seed(plan, info.trace, info.base_config)
+                execution = Execution(calls=list(info.trace.calls), results=list(info.trace.results),
+                                      ground_truth=[list(turn) for turn in seed.ground_truth])
+                turns = turn_contexts(own, execution, planner.graph.phrasings)
+                rules = self.coherence_for(seed) if self.config.coherence else None
+                judged = self.judge.judge(seed, execution, turns, rules, seed, ask=False)
+            broken = (self.coherence_for(seed).violations(seed, seed=seed, kinds=PLAN_KINDS, queries=False)
+                      if self.config.coherence else [])
+            known = (judged, [str(v) for v in broken])
+            with self._lock:
+                self._seed_judgements[key] = known
+        return known
 
     def coherence_for(self, seed: Task) -> Coherence:
         """The coherence rules of a seed's environment, with the flows its API graph saw in human seeds."""
@@ -389,14 +515,17 @@ class Pipeline:
             return True
         return any(t["kind"] == "ask_missing" for t in turn_contexts(plan, execution))
 
-    def _incoherent(self, plan: Plan, candidate: Task) -> Violation | None:
-        """The first coherence rule a ground truth breaks before its queries exist (`PLAN_KINDS`), if any."""
+    def _incoherent(self, plan: Plan, candidate: Task, beside: Set[str] = frozenset()) -> Violation | None:
+        """The first coherence rule a ground truth breaks before its queries exist (`PLAN_KINDS`), if any; `beside`:
+        what its seed breaks itself (a recast's, as it reads with the recast's values), which does not count."""
         if not self.config.coherence:
             return None
         broken = self.coherence_for(plan.seed).violations(candidate, seed=plan.seed, kinds=PLAN_KINDS, queries=False)
+        broken = [v for v in broken if str(v) not in beside]
         return broken[0] if broken else None
 
-    def _candidate(self, seed: Task, plan: Plan, execution: Execution, index: int, attempts: int) -> Task:
+    def _candidate(self, seed: Task, plan: Plan, execution: Execution, index: int, attempts: int,
+                   strategy: str = "replan") -> Task:
         gen = seed.provenance.generation + self.config.generation_offset
         layout = plan.seed  # the seed itself, or the augmenter's skeleton
         root = seed.id.split("__syn")[0]  # variants of variants keep short ids
@@ -411,7 +540,7 @@ class Pipeline:
             missed_function=plan.missed_function,
             provenance=Provenance(
                 origin="synthetic", parent_id=seed.id, generation=gen, step_created=self.config.step_created,
-                narrative=plan.narrative, backend=self.name, attempts=attempts,
+                narrative=plan.narrative, backend=self.name, attempts=attempts, strategy=strategy,
                 substitutions={str(k): v for k, v in plan.substitutions.items()},
             ),
         )

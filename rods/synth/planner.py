@@ -66,6 +66,7 @@ from rods.synth.profile import (
     profile_of,
     trace_task,
 )
+from rods.synth.recast import free_shift, recast_calls, seed_dates, state_mapping
 from rods.synth.retelling import retellings
 from rods.synth.values import ValueRemapper, is_distinctive, leaves, vocabulary_of
 from rods.tasks.model import Task, content_hash
@@ -307,11 +308,7 @@ class Planner:
         info = self.analyze(seed)
         rng_seed = rng.randrange(2**31)
         local = random.Random(rng_seed)
-        remapper = ValueRemapper(local, vocabulary_of(seed.environment), info.avoid, jitter=self.config.jitter,
-                                 keep=info.keep, prose=self.graph.prose, field_texts=self.graph.field_texts,
-                                 model=self.graph.values)
-        config = {cls: remapper.remap(value, cls) for cls, value in info.base_config.items()}
-        domain_of_task(seed).adjust_config(config, seed, local)
+        remapper, config = self._world(seed, info, local)
         slots = list(info.slots)
         if not self.config.same_counts and local.random() < 0.5:
             slots = _drop_isolated_read(slots, info.profile, local)
@@ -337,6 +334,44 @@ class Planner:
                     subs, held, uncalled, candidates, frozenset(self.graph.flows), seed_settings(info.trace),
                     seed_scales(info.trace, self.graph.typical_numbers),
                     usual_optional(self.graph, random.Random(f"{rng_seed}:optional")))
+
+    def recast(self, seed: Task, *, rng: random.Random) -> Plan:
+        """The seed's own plan in a new world (`rods.synth.recast`): its calls, turns and flows kept, position by
+        position, its config remapped as `plan` remaps it and its arguments through the same mapping."""
+        info = self.analyze(seed)
+        rng_seed = rng.randrange(2**31)
+        remapper, config = self._world(seed, info, random.Random(rng_seed), recast=True)
+        owners = {name: node.api_class for name, node in self.graph.nodes.items()}
+        calls = recast_calls(info.trace, remapper, state_mapping(info.base_config, config), owners)
+        return Plan(seed, calls, config, None, copy.deepcopy(seed.missed_function), remapper, 1, rng_seed,
+                    observed_flows=frozenset(self.graph.flows))
+
+    def can_recast(self, seed: Task) -> bool:
+        """Whether a recast can change the seed's world: its state holds a distinctive value that is its own, not
+        the environment's (a tau2 task's state is the domain's database, which a variant does not rename), and no
+        gold call of it is meant to fail (`expected_errors`: a plan's calls must all succeed)."""
+        if seed.expected_errors:
+            return False
+        info = self.analyze(seed)
+        words = vocabulary_of(seed.environment)
+        return any(is_distinctive(v, words) and v not in info.keep for v in leaves(info.base_config))
+
+    def _world(self, seed: Task, info: SeedAnalysis, local: random.Random,
+               recast: bool = False) -> tuple[ValueRemapper, dict[str, Any]]:
+        """A variant's remapper and new initial config: the seed's (with its classes' defaults) remapped, then its
+        domain's last edit (`Domain.adjust_config`); `plan` and `recast` both start from it. A `recast` keeps its
+        seed's words true (`ValueRemapper.like_seed`) and carries all its dates, so they move by weeks that put
+        none on another (`rods.synth.recast.free_shift`)."""
+        remapper = ValueRemapper(local, vocabulary_of(seed.environment), info.avoid, jitter=self.config.jitter,
+                                 keep=info.keep, prose=self.graph.prose, field_texts=self.graph.field_texts,
+                                 model=self.graph.values)
+        if recast:
+            remapper.like_seed = True
+            said = [v for c in info.trace.calls for v in leaves([*c.args, *c.arguments.values()])]
+            remapper.shift = free_shift(seed_dates([*leaves(info.base_config), *said]), remapper.shift)
+        config = {cls: remapper.remap(value, cls) for cls, value in info.base_config.items()}
+        domain_of_task(seed).adjust_config(config, seed, local)
+        return remapper, config
 
     # ------------------------------------------------------------ sequence
 

@@ -65,6 +65,9 @@ class Provenance(BaseModel):
     narrative: str | None = None
     backend: str | None = None
     attempts: int | None = None
+    #: How a variant was made: "replan" (a new call sequence, requests written for it) or "recast" (its seed's
+    #: plan and words in a new world, `rods.synth.recast`); None for a seed, and for variants written before.
+    strategy: Literal["replan", "recast"] | None = None
     verdicts: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -45,6 +45,7 @@ class Population:
 def template_population(seeds_by_category, api_graph) -> Population:
     """40 stratified train seeds x 3 template variants (seed 7): the population the issue's bars are read on."""
     seeds = stratified(seeds_by_category, 10)
-    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=3, workers=2, seed=7), graph=api_graph)
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=3, workers=2, seed=7, recast=0.0),
+                        graph=api_graph)
     accepted = pipeline(seeds)
     return Population(seeds, accepted, pipeline, pipeline.report())

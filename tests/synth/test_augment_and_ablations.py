@@ -23,7 +23,8 @@ def _replays(task):
 
 def test_augmented_variants_use_bfcl_layouts(seeds_by_category, api_graph):
     seeds = seeds_by_category["base"][:12]
-    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=2, workers=2, augment=1.0), graph=api_graph)
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=2, workers=2, augment=1.0, recast=0.0),
+                        graph=api_graph)
     accepted = pipeline(seeds)
     kinds = {t.category for t in accepted}
     assert kinds == {"miss_func", "miss_param"}, pipeline.report()["rejections"]
@@ -51,7 +52,8 @@ def test_ablations_switch_their_stage_off(ablation, seeds_by_category, api_graph
     seeds = [seeds_by_category[c][i] for c in ("base", "miss_param") for i in range(3)]
     backend = make_backend("template")
     # the coherence rules off: what is counted here is the ablated stage's own calls
-    pipeline = Pipeline(backend, SynthConfig.ablation(ablation, workers=2, coherence=False), graph=api_graph)
+    pipeline = Pipeline(backend, SynthConfig.ablation(ablation, workers=2, coherence=False, recast=0.0),
+                        graph=api_graph)
     accepted = pipeline(seeds)
     assert accepted and all(_replays(t) for t in accepted)
     if ablation == "no_rewrite":  # each turn written on its own: one call per spoken turn, none for all turns
@@ -104,7 +106,7 @@ def test_cli_synth_writes_tasks_and_stats(tmp_path, seeds_by_category, capsys):
 
 def test_call_counts_may_vary_when_configured(seeds_by_category, api_graph):
     seeds = seeds_by_category["base"][:30]
-    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=1, workers=2, same_counts=False),
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=1, workers=2, same_counts=False, recast=0.0),
                         graph=api_graph)
     accepted = pipeline(seeds)
     by_id = {s.id: s for s in seeds}
@@ -140,7 +142,7 @@ class RecordingPlanner(Planner):
 def test_no_feedback_repair_resamples_blindly_with_the_same_budget(repair, seeds_by_category, api_graph):
     seeds = [seeds_by_category["base"][i] for i in range(4)]
     backend = make_backend("template")
-    pipeline = Pipeline(backend, SynthConfig(workers=1, feedback_repair=repair), graph=api_graph)
+    pipeline = Pipeline(backend, SynthConfig(workers=1, feedback_repair=repair, recast=0.0), graph=api_graph)
     pipeline.executor = FailingExecutor(backend, llm_patches=repair)
     pipeline.use_planner("bfcl", RecordingPlanner(backend, api_graph))
     pipeline.planner.blacklists = []

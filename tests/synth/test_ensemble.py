@@ -30,7 +30,7 @@ class VagueTemplate(TemplateBackend):
 def test_round_robin_spreads_variants_and_reports_each_backbone(seeds_by_category, api_graph):
     one, two = make_backend("template"), make_backend("template")
     seeds = stratified(seeds_by_category, 3)
-    pipeline = Pipeline([one, two], SynthConfig(per_seed=2, workers=2), graph=api_graph)
+    pipeline = Pipeline([one, two], SynthConfig(per_seed=2, workers=2, recast=0.0), graph=api_graph)
     accepted = pipeline(seeds)
     report = pipeline.report()
     names = {"template", "template#2"}
@@ -53,7 +53,7 @@ def test_round_robin_spreads_variants_and_reports_each_backbone(seeds_by_categor
 def test_acceptance_routing_favours_the_backbone_whose_variants_pass(seeds_by_category, api_graph):
     good, weak = make_backend("template"), VagueTemplate()
     seeds = stratified(seeds_by_category, 5)
-    config = SynthConfig(per_seed=3, workers=1, routing="acceptance", feedback_repair=False)
+    config = SynthConfig(per_seed=3, workers=1, routing="acceptance", feedback_repair=False, recast=0.0)
     pipeline = Pipeline([weak, good], config, graph=api_graph)
     accepted = pipeline(seeds)
     rows = pipeline.report()["backbones"]

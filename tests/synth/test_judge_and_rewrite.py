@@ -343,7 +343,7 @@ def test_a_query_fault_goes_back_to_the_rewriter_once(seeds_by_category, api_gra
     backend = ForgetfulRewriter()
     seeds = seeds_by_category["base"][:6]
     # the coherence rules off: a ground-truth fault would end a variant before its repair round
-    pipeline = Pipeline(backend, SynthConfig(per_seed=1, workers=1, coherence=False), graph=api_graph)
+    pipeline = Pipeline(backend, SynthConfig(per_seed=1, workers=1, coherence=False, recast=0.0), graph=api_graph)
     accepted = pipeline(seeds)
     assert accepted
     rewrites = backend.stats.purpose("rewrite").chats
@@ -351,7 +351,7 @@ def test_a_query_fault_goes_back_to_the_rewriter_once(seeds_by_category, api_gra
     assert rewrites == judged == 2 * pipeline.stats.attempts["rewrite"]  # one repair round per variant
     # without feedback repair the vague draft is final, and the judge rejects it
     backend = ForgetfulRewriter()
-    off = Pipeline(backend, SynthConfig(per_seed=1, workers=1, feedback_repair=False), graph=api_graph)
+    off = Pipeline(backend, SynthConfig(per_seed=1, workers=1, feedback_repair=False, recast=0.0), graph=api_graph)
     assert off(seeds) == []
     assert all(r.startswith(("judge:query", "judge:coherence", "coherence", "execution", "plan", "profile"))
                for r in off.stats.rejections)
@@ -376,7 +376,7 @@ class MiscountingRewriter(TemplateBackend):
 def test_a_miscounted_rewrite_is_a_counted_rejection_never_an_internal_error(seeds_by_category, api_graph):
     seeds = seeds_by_category["base"][:3] + seeds_by_category["miss_func"][:3]
     backend = MiscountingRewriter()
-    pipeline = Pipeline(backend, SynthConfig(workers=1), graph=api_graph)
+    pipeline = Pipeline(backend, SynthConfig(workers=1, recast=0.0), graph=api_graph)
     assert pipeline(seeds) == []
     rejected = {r: n for r, n in pipeline.stats.rejections.items() if r.startswith("llm_error:rewrite")}
     assert sum(rejected.values()) == pipeline.stats.attempts["rewrite"] > 0

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 def test_pipeline_end_to_end_with_the_embedded_model(seeds_by_category, api_graph):
     llm = make_backend("local", temperature=0.0, max_tokens=64, json_repairs=0, timeout_s=300)
     seeds = [t for t in seeds_by_category["base"] if t.id == "multi_turn_base_50"]  # one turn, two calls
-    pipeline = Pipeline(llm, SynthConfig(per_seed=1, workers=1), graph=api_graph)
+    pipeline = Pipeline(llm, SynthConfig(per_seed=1, workers=1, recast=0.0), graph=api_graph)
     accepted = pipeline(seeds)
     stats = pipeline.stats
     assert stats.variants == 1

@@ -221,7 +221,8 @@ def test_a_second_batch_of_the_same_seeds_gives_new_variants(run, api_graph):
 def test_variants_can_seed_further_variants(run, api_graph):
     _, accepted, _ = run
     parents = accepted[:6]
-    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=1, workers=2, seed=11), graph=api_graph)
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=1, workers=2, seed=11, recast=0.0),
+                        graph=api_graph)
     children = pipeline(parents)
     assert children
     by_id = {t.id: t for t in parents}
@@ -237,7 +238,7 @@ def test_a_seed_that_leaves_a_list_out_gets_variants_that_do_too(train_tasks, ap
     Julia."): a variant that posts keeps the seed's optional arguments, leaves the mentions out and says them
     next; before, every variant's post was all taken from results and none could leave a value out."""
     seed = next(t for t in train_tasks if t.id == "multi_turn_miss_param_4")
-    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=3, workers=1), graph=api_graph)
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=3, workers=1, recast=0.0), graph=api_graph)
     accepted = pipeline([seed])
     posts = [(task, trace_task(task)) for task in accepted]
     posts = [(task, call) for task, trace in posts for call in trace.calls if call.name == "post_tweet"]

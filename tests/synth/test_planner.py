@@ -165,14 +165,14 @@ def test_invalid_sequence_proposals_are_counted_and_the_batch_goes_on(seeds_by_c
 
     backend = Proposing(breaking)
     seeds = stratified(seeds_by_category, 3)
-    pipeline = Pipeline(backend, SynthConfig(per_seed=1, workers=2), graph=api_graph)
+    pipeline = Pipeline(backend, SynthConfig(per_seed=1, workers=2, recast=0.0), graph=api_graph)
     accepted = pipeline(seeds)
     report = pipeline.report()
     assert report["invalid_answers"]["plan.sequence"] == pipeline.planner.invalid_proposals
     assert pipeline.planner.invalid_proposals >= len(seeds)  # every plan's proposal was invalid, and counted
     assert accepted and pipeline.stats.accepted + sum(pipeline.stats.rejections.values()) == len(seeds)
     wrong_type = Proposing(lambda ctx: '{"sequence": "the second one"}')  # fails the schema: a counted LLM error
-    pipeline = Pipeline(wrong_type, SynthConfig(per_seed=1, workers=1), graph=api_graph)
+    pipeline = Pipeline(wrong_type, SynthConfig(per_seed=1, workers=1, recast=0.0), graph=api_graph)
     assert pipeline(seeds[:2]) == []
     assert sum(v for k, v in pipeline.stats.rejections.items() if k.startswith("llm_error:plan.sequence")) == 2
 
@@ -276,7 +276,8 @@ def test_a_value_the_seed_names_twice_is_named_twice_in_its_variants(seeds_by_ca
     assert echoes(calls, 2, words) == {"file_name1": (1, "file_name")}
     assert echoes(calls, 1, words) == {}  # 1 is no value a person names
     seed = next(t for t in seeds_by_category["base"] if t.id == "multi_turn_base_13")
-    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=3, workers=1, seed=7), graph=api_graph)
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=3, workers=1, seed=7, recast=0.0),
+                        graph=api_graph)
     accepted = pipeline([seed])
     assert accepted
     for variant in accepted:

@@ -32,7 +32,8 @@ def _history(task):
 def run(seeds_by_category, api_graph):
     sources = stratified(seeds_by_category, 4, offset=10)[:12]  # base, miss_func, miss_param (no 10k-token LC)
     seeds = [piece for task in sources for piece in task_slices(task) if piece.provenance.slice_turn >= 1]
-    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=1, workers=2, seed=3), graph=api_graph)
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=1, workers=2, seed=3, recast=0.0),
+                        graph=api_graph)
     return seeds, pipeline(seeds), pipeline
 
 
@@ -78,7 +79,7 @@ def test_a_variant_is_a_slice_of_a_new_episode_with_its_own_history(run):
 def test_a_variant_of_a_slice_variant_is_one_generation_further(run, api_graph):
     _, accepted, _ = run
     parents = accepted[:4]
-    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=1, seed=11), graph=api_graph)
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=1, seed=11, recast=0.0), graph=api_graph)
     children = pipeline(parents)
     assert children, pipeline.report()["rejections"]
     by_id = {p.id: p for p in parents}
@@ -120,7 +121,7 @@ def test_the_engine_keeps_a_slice_variant_synthesizable_across_a_restart(tmp_pat
     config = EngineConfig(K=4, min_observations=4, burn_in_rollouts=4, max_seeds_per_step=1,
                           quotas={"basic": 1, "miss_func": 0, "miss_param": 0}, exclusion_window=1,
                           capacity=8, max_injection_fraction=1.0)
-    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=1, seed=5), graph=api_graph)
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=1, seed=5, recast=0.0), graph=api_graph)
     parent = None
     with DataEngine(config, seeds, run_dir=tmp_path) as engine:
         for seed in seeds:  # one boundary slice (the only one selectable), the others hard
@@ -137,5 +138,6 @@ def test_the_engine_keeps_a_slice_variant_synthesizable_across_a_restart(tmp_pat
         assert restored.provenance.parent_id == seeds[1].id
         assert _roles(restored) == _roles(seeds[1]) and _history(restored) != _history(seeds[1])
         assert slice_source(restored).num_turns == seeds[1].provenance.slice_turn + 1
-        children = Pipeline(make_backend("template"), SynthConfig(per_seed=2, seed=6), graph=api_graph)([restored])
+        children = Pipeline(make_backend("template"), SynthConfig(per_seed=2, seed=6, recast=0.0),
+                            graph=api_graph)([restored])
     assert children and all(c.provenance.parent_id == parent and c.provenance.generation == 2 for c in children)

@@ -1,0 +1,286 @@
+"""Recast variants (rods.synth.recast): a seed's own plan and words in a new world.
+
+A hand-made kennel shows one recast word for word and one refused for a value written in a form nothing maps; the
+populations of every example environment show that each recast keeps its seed's calls and profile, validates,
+holds none of its seed's remapped values, and differs from its seed's messages only in the words of values.
+"""
+
+from __future__ import annotations
+
+import calendar
+import difflib
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from rods.envs.slices import slice_source, task_slices
+from rods.envs.validation import validate_task
+from rods.llm import make_backend
+from rods.synth.dates import as_date
+from rods.synth.gate import copied_values, returned_values
+from rods.synth.pipeline import Pipeline
+from rods.synth.profile import parse_ground_truth, profile_of, trace_task
+from rods.synth.recast import Mentions, paired, spelled
+from rods.synth.settings import SynthConfig
+from rods.synth.values import is_distinctive, leaves, vocabulary_of
+from rods.tasks import Task, read_tasks, write_tasks
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLE_ENVS = {"clinic": "clinic:Clinic", "warehouse": "warehouse:Warehouse",
+                "calendar_invites": "team_calendar:TeamCalendar", "byo_env": "library:Library",
+                "bikeshare": "bikeshare:BikeShare", "car_rental": "car_rental:CarRental",
+                "box_office": "box_office:BoxOffice"}
+
+KENNEL = textwrap.dedent('''
+    from rods.envs import tool
+
+    class Kennel:
+        """Dogs boarding at a kennel."""
+
+        def __init__(self, today: str = "2026-04-20", owners: dict | None = None, stays: dict | None = None):
+            self.today = today
+            self.owners = owners or {}
+            self.stays = stays or {}
+
+        @tool("read")
+        def find_owner(self, name: str) -> list:
+            """Owners whose name holds `name`, with their ids."""
+            return [{"owner_id": k, **v} for k, v in sorted(self.owners.items()) if name.lower() in v["name"].lower()]
+
+        @tool("read")
+        def stays_of(self, owner_id: str) -> list:
+            """An owner's stays, with their ids."""
+            return [{"stay_id": k, **v} for k, v in sorted(self.stays.items()) if v["owner"] == owner_id]
+
+        @tool("write")
+        def move_stay(self, stay_id: str, arrive: str) -> dict:
+            """Move a stay to another day of arrival."""
+            if arrive < self.today:
+                raise ValueError("in the past")
+            self.stays[stay_id]["arrive"] = arrive
+            return {"stay_id": stay_id, **self.stays[stay_id]}
+''')
+
+STATE = {"today": "2026-04-20",
+         "owners": {"OW-1103": {"name": "Margaret Ashworth", "phone": "555-904-2218"},
+                    "OW-1104": {"name": "Tom Baker", "phone": "555-771-3020"}},
+         "stays": {"ST-4821": {"owner": "OW-1103", "dog": "Biscuit", "arrive": "2026-04-25", "nights": 3,
+                               "price": 140.5},
+                   "ST-4822": {"owner": "OW-1104", "dog": "Pepper", "arrive": "2026-05-09", "nights": 2,
+                               "price": 95.0}}}
+TRUTH = [["find_owner(name='Margaret Ashworth')", "stays_of(owner_id='OW-1103')"],
+         ["move_stay(stay_id='ST-4821', arrive='2026-05-02')"]]
+SAID = ["Hi, this is Margaret Ashworth (555) 904-2218. Can you check my booking ST-4821 for Biscuit?",
+        "Margaret here again: please move it from Saturday 25 April to 2026-05-02, I'll pay the £140.50 as before."]
+
+
+def kennel_seed(id_: str, said: list[str]) -> Task:
+    return Task.model_validate({"id": id_, "category": "base", "environment": "rc_kennel:Kennel",
+                                "question": [[{"role": "user", "content": q}] for q in said],
+                                "ground_truth": TRUTH, "initial_config": {"rc_kennel:Kennel": STATE}})
+
+
+@pytest.fixture(scope="module")
+def kennel(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("kennel")
+    (folder / "rc_kennel.py").write_text(KENNEL)
+    sys.path.insert(0, str(folder))
+    yield
+    sys.path.remove(str(folder))
+    sys.modules.pop("rc_kennel", None)
+
+
+def test_a_seed_is_recast_word_for_word(kennel):
+    seed = kennel_seed("kennel-0", SAID)
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=1, workers=1, seed=1, recast=1.0))
+    (variant,) = pipeline([seed])
+    assert variant.provenance.strategy == "recast" and variant.provenance.parent_id == seed.id
+    state = variant.initial_config["rc_kennel:Kennel"]
+    owner, (stay, booked) = next(iter(state["owners"])), next(iter(state["stays"].items()))
+    name, phone = state["owners"][owner]["name"], state["owners"][owner]["phone"]
+    arrive = as_date(booked["arrive"])
+    moved = parse_ground_truth(variant)[1][0].arguments["arrive"]
+    assert arrive.strftime("%A") == "Saturday" and (as_date(moved) - arrive).days == 7  # whole weeks, as the seed's
+    area, rest = phone.split("-", 1)  # the phone number's digits, as the seed wrote them
+    assert variant.question[0][0].content == (
+        f"Hi, this is {name} ({area}) {rest}. Can you check my booking {stay} for {booked['dog']}?")
+    assert variant.question[1][0].content == (
+        f"{name.split()[0]} here again: please move it from Saturday {arrive.day} {calendar.month_name[arrive.month]} "
+        f"to {moved}, I'll pay the £{booked['price']:.2f} as before.")
+    # the same calls, the second bound to what the first found
+    assert [c.name for turn in parse_ground_truth(variant) for c in turn] == ["find_owner", "stays_of", "move_stay"]
+    assert parse_ground_truth(variant)[0][1].arguments["owner_id"] == owner
+
+
+def test_a_value_written_in_a_form_nothing_maps_is_not_emitted(kennel):
+    said = [SAID[0], "Margaret again: move it from the 25/04/2026 to 2026-05-02, please."]
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=2, workers=1, seed=1, recast=1.0))
+    assert pipeline([kennel_seed("kennel-1", said)]) == []
+    assert pipeline.report()["rejections"] == {"recast:leftover_value": 2}
+
+
+def test_mentions_handle_the_usual_forms_and_find_the_rest():
+    pairs = [("Margaret Ashworth", "Ana Reyes"), ("2026-04-25", "2026-05-16"), (1250.0, 1180.0), ("bk-5001", "bk-7314"),
+             (50, 40)]
+    mentions = Mentions.of(pairs, {"Margaret Ashworth": "Ana Reyes"}, frozenset(),
+                           "Margaret Ashworth Margaret's BK-5001 April 25th 25 April 2026 1,250.00 50 fifty 25/04/2026")
+    text, left = mentions.apply("Margaret's booking BK-5001 on April 25th, 2026: 1,250.00 in all, 50 nights.")
+    assert (text, left) == ("Ana's booking BK-7314 on May 16th, 2026: 1,180.00 in all, 40 nights.", [])
+    assert mentions.apply("Pay 1250 on 25 April 2026.")[0] == "Pay 1180 on 16 May 2026."
+    assert mentions.apply("Due 25/04/2026, fifty of them.")[1] == ["25/04/2026", "fifty"]
+    assert mentions.apply("PF-1250 at 12:50")[0] == "PF-1250 at 12:50"  # a number inside an id or a time is none
+    assert spelled(25) == ["twenty-five", "twenty five"]
+
+
+def test_a_seed_of_the_environment_s_own_state_is_re_planned(kennel):
+    """A state the class makes itself (tau2's database: the seed's config holds none) has nothing of the seed's to
+    rename; its variants are re-planned (`recast_unavailable`)."""
+    own = kennel_seed("kennel-2", SAID)
+    seed = own.model_copy(update={"initial_config": {}})
+    planner = Pipeline(make_backend("template"), SynthConfig(recast=1.0)).planner_for(seed.environment, [own])
+    assert planner.can_recast(own) and not planner.can_recast(seed)
+
+
+# ------------------------------------------------------------------------ populations of the examples
+
+
+@pytest.fixture(scope="module")
+def recasts():
+    """Every example environment's seeds, one variant each, all recast (about 1 s an environment)."""
+    out = {}
+    for folder, key in EXAMPLE_ENVS.items():
+        sys.path.insert(0, str(EXAMPLES / folder))
+        seeds = read_tasks(EXAMPLES / folder / "seeds.jsonl")
+        pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=1, workers=1, seed=5, recast=1.0))
+        out[key] = (seeds, pipeline(seeds), pipeline.report())
+    yield out
+    for folder in EXAMPLE_ENVS:
+        sys.path.remove(str(EXAMPLES / folder))
+
+
+def _values(task: Task) -> list:
+    calls = [c for turn in parse_ground_truth(task) for c in turn]
+    return leaves(task.initial_config) + [v for c in calls for v in leaves([*c.args, *c.arguments.values()])]
+
+
+def _value_words(task: Task) -> set[str]:
+    """The words a message may say a value of `task` with: its values' own, a number's digits, a date's prose."""
+    out = set()
+    for value in _values(task):
+        if isinstance(value, str):
+            out |= {w.lower() for w in re.findall(r"[A-Za-z]+|\d+", value)}
+            day = as_date(value)
+            if day is not None:
+                out |= {calendar.month_name[day.month].lower(), calendar.month_abbr[day.month].lower(),
+                        str(day.day), f"{day.day}th", f"{day.day}st", f"{day.day}nd", f"{day.day}rd", str(day.year)}
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out |= set(re.findall(r"\d+", f"{value:,.2f} {value}"))
+    return out
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[A-Za-z]+|\d+(?:st|nd|rd|th)?", text.lower())
+
+
+def _only_values_differ(before: Task, after: Task, seed: Task, variant: Task) -> None:
+    """Each message of `after` is its counterpart in `before` but for words of values (of `seed`'s there, of
+    `variant`'s here)."""
+    olds, news = _value_words(seed), _value_words(variant)
+    for turn0, turn1 in zip(before.question, after.question, strict=True):
+        for m0, m1 in zip(turn0, turn1, strict=True):
+            w0, w1 = _words(m0.content), _words(m1.content)
+            for op, i0, i1, j0, j1 in difflib.SequenceMatcher(a=w0, b=w1, autojunk=False).get_opcodes():
+                if op != "equal":
+                    assert set(w0[i0:i1]) <= olds | {"s"} and set(w1[j0:j1]) <= news | {"s"}, \
+                        (variant.id, w0[i0:i1], w1[j0:j1])
+
+
+@pytest.mark.parametrize("key", sorted(EXAMPLE_ENVS.values()))
+def test_recasts_keep_their_seed_s_calls_and_words_and_change_its_values(recasts, key):
+    seeds, accepted, report = recasts[key]
+    by_id = {s.id: s for s in seeds}
+    assert accepted, (key, report["rejections"])
+    assert report["strategies"]["recast"]["accepted"] == len(accepted)
+    words = vocabulary_of(key)
+    for variant in accepted:
+        seed = by_id[variant.provenance.parent_id]
+        assert variant.provenance.strategy == "recast"
+        assert validate_task(variant) == []
+        assert [c.name for t in parse_ground_truth(variant) for c in t] == [c.name for t in parse_ground_truth(seed)
+                                                                             for c in t]
+        assert profile_of(variant).matches(profile_of(seed)), variant.id
+        assert copied_values(seed, variant, returned_values(trace_task(variant))) == [], variant.id
+        # no value of the seed that the variant changed is said in its messages
+        changed = {old for old, new in paired(_values(seed), _values(variant))
+                   if old != new and isinstance(old, str) and (is_distinctive(old, words) or as_date(old))}
+        for turn in variant.question:
+            for message in turn:
+                said = [old for old in changed if re.search(rf"(?<!\w){re.escape(old)}(?!\w)", message.content)]
+                assert not said, (variant.id, said, message.content)
+        # ... and its messages are the seed's but for the words of values
+        _only_values_differ(seed, variant, seed, variant)
+
+
+def test_recast_zero_leaves_the_pipeline_as_it_was_and_re_planned_variants_unmoved():
+    """With recast 0 no variant is a recast; with 0.5 each re-planned variant is the one recast 0 makes there (the
+    draw is taken beside the variant's random stream, not from it)."""
+    sys.path.insert(0, str(EXAMPLES / "byo_env"))
+    try:
+        seeds = read_tasks(EXAMPLES / "byo_env" / "seeds.jsonl")
+        runs = {}
+        for share in (0.0, 0.5):
+            pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=1, workers=1, seed=1, recast=share))
+            runs[share] = (pipeline(seeds), pipeline.report())
+    finally:
+        sys.path.remove(str(EXAMPLES / "byo_env"))
+    plain, report = runs[0.0]
+    assert {t.provenance.strategy for t in plain} == {"replan"} and set(report["strategies"]) == {"replan"}
+    mixed, report = runs[0.5]
+    assert set(report["strategies"]) == {"replan", "recast"}
+    replanned = {t.provenance.parent_id: t for t in mixed if t.provenance.strategy == "replan"}
+    assert replanned
+    for task in plain:
+        if task.provenance.parent_id in replanned:
+            assert replanned[task.provenance.parent_id].model_dump() == task.model_dump()
+
+
+def test_stats_and_provenance_record_the_strategy(recasts, tmp_path):
+    seeds, accepted, report = recasts["box_office:BoxOffice"]
+    rows = report["strategies"]
+    assert rows["recast"]["tried"] == report["variants"] and rows["recast"]["accepted"] == report["accepted"]
+    assert rows["recast"]["acceptance_rate"] == report["accepted"] / report["variants"]
+    assert all(r.startswith("recast:") for r in report["rejections"])
+    assert report["attempts"]["recast"] >= report["passed"]["recast"] >= report["accepted"]
+    write_tasks(tmp_path / "variants.jsonl", accepted)
+    assert [t.provenance.strategy for t in read_tasks(tmp_path / "variants.jsonl")] == ["recast"] * len(accepted)
+    old = seeds[0].model_dump(mode="json")
+    old["provenance"].pop("strategy")  # a task file written before strategies loads as it was
+    assert Task.model_validate(old).provenance.strategy is None
+
+
+def test_a_slice_s_recast_is_that_turn_of_a_recast_episode():
+    sys.path.insert(0, str(EXAMPLES / "box_office"))
+    try:
+        seeds = read_tasks(EXAMPLES / "box_office" / "seeds.jsonl")
+        slices = [p for s in seeds for p in task_slices(s) if p.provenance.slice_turn == 1]
+        pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=1, workers=1, seed=5, recast=1.0))
+        accepted = pipeline(slices)
+    finally:
+        sys.path.remove(str(EXAMPLES / "box_office"))
+    assert accepted, pipeline.report()["rejections"]
+    by_id = {s.id: s for s in slices}
+    for piece in accepted:
+        seed = by_id[piece.provenance.parent_id]
+        assert piece.provenance.strategy == "recast" and piece.provenance.slice_turn == 1
+        assert [m.role for m in piece.question[0]] == [m.role for m in seed.question[0]]
+        episode, seed_episode = slice_source(piece), slice_source(seed)
+        assert episode is not None and seed_episode is not None
+        # the slice is the last turn of its episode, and that episode is a recast of the seed slice's episode
+        assert piece.ground_truth[0] == episode.ground_truth[-1]
+        assert piece.question[0][-1].content == episode.question[-1][-1].content
+        _only_values_differ(seed_episode, episode, seed_episode, episode)
+        assert [c.name for t in parse_ground_truth(episode) for c in t] == [
+            c.name for t in parse_ground_truth(seed_episode) for c in t]
