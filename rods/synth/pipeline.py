@@ -320,6 +320,8 @@ class Pipeline:
         stats.attempts["recast"] += 1
         question = recast_question([[m.model_dump() for m in turn] for turn in seed.question], mentions)
         task = Task.model_validate({**candidate.model_dump(), "question": question})
+        if content_hash(task) == content_hash(seed):  # nothing of the seed's own was there to change
+            raise Rejected("unchanged")
         stats.passed["recast"] += 1
         if judged is not None:
             turns = turn_contexts(plan, execution, planner.graph.phrasings)

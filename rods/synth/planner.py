@@ -68,7 +68,7 @@ from rods.synth.profile import (
 )
 from rods.synth.recast import free_shift, recast_calls, seed_dates, state_mapping
 from rods.synth.retelling import retellings
-from rods.synth.values import ValueRemapper, is_distinctive, leaves, vocabulary_of
+from rods.synth.values import ValueRemapper, config_values, is_distinctive, leaves, vocabulary_of
 from rods.tasks.model import Task, content_hash
 
 logger = logging.getLogger(__name__)
@@ -354,7 +354,8 @@ class Planner:
             return False
         info = self.analyze(seed)
         words = vocabulary_of(seed.environment)
-        return any(is_distinctive(v, words) and v not in info.keep for v in leaves(info.base_config))
+        return any(is_distinctive(v, words) and v not in info.keep
+                   for state in info.base_config.values() for v in config_values(state))
 
     def _world(self, seed: Task, info: SeedAnalysis, local: random.Random,
                recast: bool = False) -> tuple[ValueRemapper, dict[str, Any]]:

@@ -144,6 +144,18 @@ def test_a_seed_of_the_environment_s_own_state_is_re_planned(kennel):
     assert planner.can_recast(own) and not planner.can_recast(seed)
 
 
+def test_a_tau2_seed_is_re_planned_never_recast_unchanged():
+    """tau2's state is the domain's database, loaded by the class (the seed's config is empty): a recast would be its
+    seed again. Its variants drawn as recasts are re-planned and counted."""
+    pytest.importorskip("tau2.environment.toolkit")
+    seeds = read_tasks(EXAMPLES / "tau2_airline" / "train.jsonl")[:2]
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=1, workers=1, seed=0, recast=1.0))
+    accepted = pipeline(seeds)
+    report = pipeline.report()
+    assert report["recast_unavailable"] == 2 and set(report["strategies"]) == {"replan"}
+    assert all(t.provenance.strategy == "replan" for t in accepted)
+
+
 # ------------------------------------------------------------------------ populations of the examples
 
 
