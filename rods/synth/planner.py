@@ -54,7 +54,7 @@ from pydantic import BaseModel, Field, create_model
 from rods.envs.domain import domain_of, domain_of_task
 from rods.llm.base import LLMBackend
 from rods.llm.schema import MAX_REASON_CHARS, SCALAR, closed_object
-from rods.synth.api_graph import APIGraph
+from rods.synth.api_graph import APIGraph, seeds_of
 from rods.synth.findings import tells_nothing
 from rods.synth.initial_config import materialize_config
 from rods.synth.parameters import TEXT_WORDS, tokens
@@ -66,7 +66,7 @@ from rods.synth.profile import (
     profile_of,
     trace_task,
 )
-from rods.synth.recast import free_shift, recast_calls, seed_dates, state_mapping
+from rods.synth.recast import free_shift, recast_calls, said_texts, seed_dates, state_mapping
 from rods.synth.retelling import retellings
 from rods.synth.values import ValueRemapper, config_values, is_distinctive, leaves, vocabulary_of
 from rods.tasks.model import Task, content_hash
@@ -342,7 +342,8 @@ class Planner:
         rng_seed = rng.randrange(2**31)
         remapper, config = self._world(seed, info, random.Random(rng_seed), recast=True)
         owners = {name: node.api_class for name, node in self.graph.nodes.items()}
-        calls = recast_calls(info.trace, remapper, state_mapping(info.base_config, config), owners)
+        calls = recast_calls(info.trace, remapper, state_mapping(info.base_config, config), owners,
+                             said_texts(seeds_of(seed.environment)))
         return Plan(seed, calls, config, None, copy.deepcopy(seed.missed_function), remapper, 1, rng_seed,
                     observed_flows=frozenset(self.graph.flows))
 

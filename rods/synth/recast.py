@@ -44,8 +44,9 @@ from rods.synth.findings import is_empty, reads_what_it_made, tells_nothing
 from rods.synth.gate import Rejected
 from rods.synth.people import titled
 from rods.synth.plan import Plan, PlannedCall
-from rods.synth.profile import Trace, linkable, produced_values, result_value, value_paths
-from rods.synth.values import ValueRemapper, is_distinctive
+from rods.synth.profile import Trace, linkable, parse_ground_truth, produced_values, result_value, value_paths
+from rods.synth.values import ValueRemapper, is_distinctive, is_phrase
+from rods.tasks.model import Task
 
 Scalar = str | int | float
 
@@ -112,13 +113,30 @@ def _source(value: Any, j: int, trace: Trace, produced: list[set]) -> tuple[int,
     return None
 
 
+def said_texts(seeds: Iterable[Task]) -> dict[str, list[str]]:
+    """"function.param" -> the phrases the environment's seeds passed there (a damage note, a refund's reason):
+    what a recast passes in place of its seed's own, rather than its words re-drawn one by one."""
+    out: dict[str, set[str]] = {}
+    for seed in seeds:
+        try:
+            calls = [c for turn in parse_ground_truth(seed) for c in turn]
+        except ValueError:
+            continue
+        for call in calls:
+            for param, value in call.arguments.items():
+                if is_phrase(value):
+                    out.setdefault(f"{call.name}.{param}", set()).add(value)
+    return {key: sorted(texts) for key, texts in out.items()}
+
+
 def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, Any], Any],
-                 owners: dict[str, str] | None = None) -> list[PlannedCall]:
+                 owners: dict[str, str] | None = None, texts: dict[str, list[str]] | None = None
+                 ) -> list[PlannedCall]:
     """The seed's calls as fixed plan positions: each argument mapped as the state was (`state`: seed value ->
     variant value, from `paired`), a read's search term as the part of a state value it is (`part_of`), else by
-    `ValueRemapper.argument` (`owners`: function -> its class, whose texts a sentence becomes); one taken from an
-    earlier result bound to it (`bindings`: "param", "param[k]" for a list's item, "#i" for a positional
-    argument)."""
+    `ValueRemapper.argument` (a phrase the user gives as another seed gave it there: `texts`, from `said_texts`;
+    `owners`: function -> its class, whose sentences a sentence becomes); one taken from an earlier result bound
+    to it (`bindings`: "param", "param[k]" for a list's item, "#i" for a positional argument)."""
     produced = [produced_values(r, c) for r, c in zip(trace.results, trace.created)]
 
     said: dict[tuple[str, Any], Any] = {}  # a value an earlier call was given -> its new value: one mapping
@@ -134,6 +152,8 @@ def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, A
         part = None
         if isinstance(value, str) and reads and is_distinctive(value, remapper.vocabulary):
             part = part_of(value, state)
+        if part is None and is_phrase(value) and is_distinctive(value, remapper.vocabulary):
+            part = remapper.said_instead(value, (texts or {}).get(f"{function}.{param}", []))
         out = part if part is not None else remapper.argument(value, function, param, (owners or {}).get(function))
         if key is not None:
             said[key] = out

@@ -382,6 +382,18 @@ class ValueRemapper:
             return items if isinstance(value, list) else tuple(items)
         return self._value(value, role=role_of(param), owner=owner, at=param if is_field_key(param) else None)
 
+    def said_instead(self, text: str, options: Sequence[str]) -> str | None:
+        """For a recast, a text another human task passed where the seed passed `text` (a damage note, a reason
+        another seed wrote), one sharing no distinctive word with the seed, the same for the same text; None when
+        there is none (then `argument` re-draws it)."""
+        if text not in self.texts:
+            free = self._own_free([o for o in options if o != text and o not in self._used], self._like.shuffle)
+            if not free:
+                return None
+            self.texts[text] = free[0]
+            self._used.add(free[0])
+        return self.texts[text]
+
     def _by_slot(self, slot: Slot | None, value: Any, role: str | None) -> Any:
         """`_modelled` for a given slot (a state field's or a parameter's), or None."""
         if slot is None:
@@ -571,6 +583,10 @@ class ValueRemapper:
             options = sorted({p[-back] for p in split if len(p) >= back and p[-back].isalpha()
                               and p[-back].lower() not in related} - {words[i]})
             self.rng.shuffle(options)
+            if self.like_seed:  # a recast's title keeps its words' case ('The Spirit', not 'the Spirit') and takes
+                # no person's first name ('Tomasz Square' beside Tomasz Nowak)
+                options = [w[:1].upper() + w[1:] if words[i][:1].isupper() else w for w in options
+                           if gender_of(w[:1].upper() + w[1:]) is None]
             for word in options:
                 new = " ".join([*words[:i], word, *words[i + 1:]])
                 if new not in phrases and new not in self._used:
