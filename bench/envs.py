@@ -25,7 +25,7 @@ and call_ms (a read-only call: `no_pool`, `warm_pool` with K servers starting be
 
 Prints a table, then as its last line one JSON object:
 `{"<env>": {"seeds", "replay_ok", "synth_seeds_ok", "variants", "profile_match", "reward_ms_per_traj",
-"shape_changed", "gold_call_errors"}, ...}`
+"shape_changed", "gold_call_errors", "strategies": {<strategy>: [tried, accepted]}, "recast_unavailable"}, ...}`
 (MCP environments add "server_start_ms" and "call_ms", each {"no_pool", "warm_pool"}); the environments are
 bfcl, tau2_airline, tau2_retail, mcp_git, mcp_sqlite and library.
 
@@ -162,6 +162,7 @@ def measure(name: str, seeds: list[Task], per_seed: int, k: int, workers: int) -
     report = pipeline.report()
     rejections = ", ".join(f"{k} {v}" for k, v in sorted(report["rejections"].items(), key=lambda kv: -kv[1])[:4])
     print(f"  {name}: synthesis {seconds:.0f}s; top rejections: {rejections or 'none'}")
+    print(f"  {name}: {strategies_line(report)}")
     return {
         "seeds": len(seeds),
         "replay_ok": replay_ok,
@@ -171,7 +172,18 @@ def measure(name: str, seeds: list[Task], per_seed: int, k: int, workers: int) -
         "reward_ms_per_traj": round(ms / max(1, count), 2),
         "shape_changed": shape_changed,
         "gold_call_errors": call_errors,
+        "strategies": {k: [row["tried"], row["accepted"]] for k, row in report["strategies"].items()},
+        "recast_unavailable": report["recast_unavailable"],
     }
+
+
+def strategies_line(report: dict) -> str:
+    """Variants tried and accepted per strategy (`rods.synth.recast`), and a recast's rejections."""
+    rows = ", ".join(f"{k} {row['accepted']}/{row['tried']}" for k, row in report["strategies"].items())
+    recast = ", ".join(f"{k} {v}" for k, v in sorted(report["rejections"].items(), key=lambda kv: -kv[1])
+                       if k.startswith("recast:"))
+    return (f"accepted/tried by strategy: {rows or 'none'} ({report['recast_unavailable']} drawn recasts "
+            f"re-planned: nothing to recast); recast rejections: {recast or 'none'}")
 
 
 def shapes(config: dict) -> dict:

@@ -12,7 +12,7 @@ whose seed's band can be reached: not a one-call seed's), acceptance and accepte
 Prints a table per environment, then as its last line one JSON object:
 `{"<env>": {"seeds": {<kind>: fraction}, "variants": {<kind>: fraction}, "skill_overlap",
 "skill_overlap_reachable", "skill_in_band", "seq_changed", "mean_seq_distance", "query_leak", "acceptance",
-"accepted_per_s", "accepted"}, ...}`.
+"accepted_per_s", "accepted", "strategies": {<strategy>: [tried, accepted]}}, ...}`.
 
     python bench/synth_quality.py [--bfcl-per-category 5] [--per-seed 3] [--limit 12] [--envs bfcl tau2_airline]
                                   [--pipeline-seeds 0 1 2]
@@ -73,18 +73,26 @@ def rates(rules: Coherence, tasks: list[Task], seeds: dict[str, Task] | None = N
     return {kind: round(count / n, 4) for kind, count in broken.items()}, examples
 
 
-def measure(name: str, seeds: list[Task], per_seed: int, workers: int, pipeline_seeds: list[int]) -> dict:
-    """One environment's figures, the variants of every pipeline seed (`SynthConfig.seed`) pooled."""
+def measure(name: str, seeds: list[Task], per_seed: int, workers: int, pipeline_seeds: list[int],
+            recast: float | None = None) -> dict:
+    """One environment's figures, the variants of every pipeline seed (`SynthConfig.seed`) pooled; `recast`: the
+    share of recasts (`SynthConfig.recast`; None: its default)."""
     graph = graph_for(seeds[0].environment, seeds)  # the flows its human seeds (BFCL: the train split) show
     rules = Coherence(seeds[0].environment, sorted({c for s in seeds for c in s.involved_classes}), graph.flows)
     seed_rates, _ = rates(rules, seeds)
     accepted: list[Task] = []
     rejected: Counter = Counter()
+    tried: Counter = Counter()
+    unavailable = 0
     start = time.perf_counter()
     for stream in pipeline_seeds:
-        pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=per_seed, workers=workers, seed=stream))
+        pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=per_seed, workers=workers, seed=stream,
+                                                                  **({} if recast is None else {"recast": recast})))
         accepted += pipeline(seeds)
-        rejected.update(pipeline.report()["rejections"])
+        report = pipeline.report()
+        rejected.update(report["rejections"])
+        tried.update({k: row["tried"] for k, row in report["strategies"].items()})
+        unavailable += report["recast_unavailable"]
     seconds = time.perf_counter() - start
     variant_rates, examples = rates(rules, accepted, {s.id: s for s in seeds})
     figures = novelty(seeds, accepted) if accepted else {}
@@ -98,6 +106,10 @@ def measure(name: str, seeds: list[Task], per_seed: int, workers: int, pipeline_
         print(f"    e.g. {line[:150]}")
     rejections = rejected.most_common(6)
     print("  rejections: " + (", ".join(f"{k} {v}" for k, v in rejections) or "none"))
+    made = Counter(t.provenance.strategy or "replan" for t in accepted)
+    print("  accepted/tried by strategy: " + ", ".join(f"{k} {made[k]}/{n}" for k, n in sorted(tried.items()))
+          + f" ({unavailable} drawn recasts re-planned: nothing to recast); recast rejections: "
+          + (", ".join(f"{k} {v}" for k, v in rejected.most_common() if k.startswith("recast:")) or "none"))
     return {
         "seeds": seed_rates,
         "variants": variant_rates,
@@ -110,6 +122,7 @@ def measure(name: str, seeds: list[Task], per_seed: int, workers: int, pipeline_
         "acceptance": round(acceptance, 4),
         "accepted_per_s": round(len(accepted) / seconds, 2) if seconds else 0.0,
         "accepted": len(accepted),
+        "strategies": {k: [n, made[k]] for k, n in sorted(tried.items())},
     }
 
 
@@ -123,6 +136,8 @@ def main() -> None:
                         help="SynthConfig.seed of each run, pooled (one draw of 60 BFCL variants moves by +-3)")
     parser.add_argument("--envs", nargs="+", default=["bfcl", "tau2_airline", "library"],
                         help="environments to measure: bfcl tau2_airline library mcp_sqlite mcp_git")
+    parser.add_argument("--recast", type=float, default=None,
+                        help="share of variants that are recasts (SynthConfig.recast; default: its default)")
     parser.add_argument("--smoke", action="store_true", help=f"tiny run of every code path: {SMOKE}")
     args = parser.parse_args()
     if args.smoke:
@@ -134,7 +149,7 @@ def main() -> None:
     figures = {}
     for name in args.envs:
         seeds = everything[name] if name == "bfcl" else everything[name][: args.limit]
-        figures[name] = measure(name, seeds, args.per_seed, args.workers, args.pipeline_seeds)
+        figures[name] = measure(name, seeds, args.per_seed, args.workers, args.pipeline_seeds, args.recast)
     print(f"\n{'environment':<14}{'accepted':>9}{'acceptance':>11}{'per s':>7}{'overlap':>9}{'reachable':>11}"
           f"{'in band':>9}{'seq changed':>13}{'distance':>10}{'leak':>7}")
     for name, f in figures.items():

@@ -41,6 +41,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--ablation", choices=["no_rewrite", "no_narrative", "no_feedback_repair"], default=None)
     p.add_argument("--augment", type=float, default=0.0,
                    help="chance to turn a basic variant into miss_func/miss_param")
+    p.add_argument("--recast", type=float, default=0.5,
+                   help="share of variants that are recasts: the seed's own calls and words in a new world "
+                   "(default 0.5; 0: every variant re-planned)")
     p.add_argument("--vary-counts", action="store_true",
                    help="let a variant drop a read call without data flow (default: the seed's call counts)")
     p.add_argument("--seed", type=int, default=0, help="random seed")
@@ -93,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
 
     from rods.synth.pipeline import Pipeline
     from rods.synth.settings import SynthConfig
+    from rods.synth.stats import STAGES
     from rods.tasks import write_tasks
     from rods.tasks.jsonlines import output_file
     from rods.tasks.task_files import read_located_tasks
@@ -105,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     seeds = [task for _, task in located]
     backends = make_backends(args.llm, args.base_url, args.model)
     base = dict(per_seed=args.per_seed, workers=args.workers, augment=args.augment, seed=args.seed,
-                same_counts=not args.vary_counts, routing=args.routing)
+                same_counts=not args.vary_counts, routing=args.routing, recast=args.recast)
     config = SynthConfig.ablation(args.ablation, **base) if args.ablation else SynthConfig(**base)
     pipeline = Pipeline(backends, config)
     pipeline.admit(seeds, where={task.id: where for where, task in located})  # one line per failure, once
@@ -131,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
                 "rewrite": ("rewrite", "rewrite.turn"),
                 "judge": ("judge",)}
     per = report["llm"]["calls_per_accepted_by_stage"]
-    for stage, n in report["attempts"].items():
+    order = {stage: i for i, stage in enumerate(STAGES)}  # a batch's first variant may be a recast (no rewrite)
+    for stage, n in sorted(report["attempts"].items(), key=lambda kv: order.get(kv[0], len(order))):
         calls = sum(per.get(p, 0.0) for p in by_stage.get(stage, ()))
         table.add_row(stage, str(n), str(report["passed"].get(stage, 0)),
                       f"{report['pass_rate'].get(stage, 0):.0%}", f"{calls:.2f}")
@@ -143,6 +148,14 @@ def run(args: argparse.Namespace) -> int:
         for reason, n in sorted(report["rejections"].items(), key=lambda kv: -kv[1]):
             rej.add_row(reason, str(n))
         console.print(rej)
+    if report["strategies"]:
+        st = Table(title="strategies" + (f" ({report['recast_unavailable']} drawn recasts re-planned: nothing to "
+                                         "recast)" if report["recast_unavailable"] else ""))
+        for col in ("strategy", "tried", "accepted", "acceptance"):
+            st.add_column(col, justify="left" if col == "strategy" else "right")
+        for name, row in report["strategies"].items():
+            st.add_row(name, str(row["tried"]), str(row["accepted"]), f"{row['acceptance_rate']:.0%}")
+        console.print(st)
     if len(pipeline.members) > 1:
         bb = Table(title=f"backbones ({config.routing})")
         for col in ("backbone", "tried", "accepted", "acceptance"):
