@@ -4,7 +4,7 @@ Each read of synthesized tasks must use a draw no rule was written against (docs
 draws the seeds, synthesizes, and writes into OUT
 * `sheet.md`: the items (state, then each turn's user message and gold calls), variants and the seeds they
   came from mixed and shuffled, with no sign of which is which: give only this and the five points to a reader;
-* `key.json`: item number -> [variant | seed, environment, task id];
+* `key.json`: item number -> [variant | seed, environment, task id, the variant's strategy (replan | recast)];
 * `pairs.md`: each variant beside its seed, for reading them side by side.
 
     python scripts/read_sheet.py --out runs/read --bfcl-split test --per-category 3 --draw 4343 \\
@@ -84,7 +84,8 @@ def main() -> None:
     sheet += [f"## Item {n}\n\nState (JSON, may be cut): {state(t)}\n\n{turns(t)}"
               for n, (_, _, t) in enumerate(items, 1)]
     (args.out / "sheet.md").write_text("\n\n".join(sheet) + "\n", encoding="utf-8")
-    (args.out / "key.json").write_text(json.dumps({n: [k, e, t.id] for n, (k, e, t) in enumerate(items, 1)}, indent=1))
+    (args.out / "key.json").write_text(json.dumps({n: [k, e, t.id, t.provenance.strategy if k == "variant" else None]
+                                                      for n, (k, e, t) in enumerate(items, 1)}, indent=1))
     (args.out / "pairs.md").write_text("\n\n".join(pairs), encoding="utf-8")
     print(f"wrote {len(items)} items to {args.out}/sheet.md (key.json, pairs.md beside it)")
 
