@@ -42,18 +42,16 @@ from rods.synth.ensemble import Router, backbone_names
 from rods.synth.executor import Execution, Executor
 from rods.synth.gate import Gate, Rejected
 from rods.synth.judge import Judge, Judgement
+from rods.synth.mentions import Mentions, message_text, recast_question
 from rods.synth.plan import Plan
 from rods.synth.planner import Planner, PlannerConfig
 from rods.synth.profile import ComplexityProfile, profile_of, trace_task
 from rods.synth.recast import (
-    Mentions,
     argument_pairs,
     as_seed,
     hollow_reads,
-    message_text,
     moved_flows,
     paired,
-    recast_question,
     run as run_recast,
     state_mapping,
 )

@@ -21,9 +21,10 @@ from rods.envs.validation import validate_task
 from rods.llm import make_backend
 from rods.synth.dates import as_date
 from rods.synth.gate import copied_values, returned_values
+from rods.synth.mentions import Mentions, spelled
 from rods.synth.pipeline import Pipeline
 from rods.synth.profile import parse_ground_truth, profile_of, trace_task
-from rods.synth.recast import Mentions, paired, spelled
+from rods.synth.recast import paired
 from rods.synth.settings import SynthConfig
 from rods.synth.values import is_distinctive, leaves, vocabulary_of
 from rods.tasks import Task, read_tasks, write_tasks
