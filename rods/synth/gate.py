@@ -34,7 +34,7 @@ from rods.synth.profile import (
     trace_task,
     value_paths,
 )
-from rods.synth.values import config_values, is_distinctive, vocabulary_of
+from rods.synth.values import config_values, is_distinctive, leaves, vocabulary_of
 from rods.tasks import Task, content_hash
 
 logger = logging.getLogger(__name__)
@@ -76,6 +76,17 @@ def copied_values(seed: Task, variant: Task, produced: set[str] = frozenset()) -
     return sorted(((seed_args & var_args) | (seed_cfg & cfg(variant))) - set(produced) - categories)
 
 
+def scenery(seed: Task) -> frozenset[str]:
+    """JSON texts of the seed's state values its task neither passes nor names: the world a recast keeps as it was
+    (`rods.synth.recast.touched_values`), which is therefore no copy."""
+    from rods.synth.mentions import message_text
+    from rods.synth.recast import touched_values
+
+    said = [v for turn in parse_ground_truth(seed) for c in turn for v in leaves([*c.args, *c.arguments.values()])]
+    touched = touched_values(seed.initial_config, said, message_text(seed.question))
+    return frozenset(json.dumps(v) for v in leaves(seed.initial_config) if not isinstance(v, bool) and v not in touched)
+
+
 def returned_values(trace: Trace) -> set[str]:
     """JSON texts of every scalar the calls of a trace returned."""
     return {json.dumps(v) for r in trace.results for _, v in value_paths(result_value(r))}
@@ -106,7 +117,8 @@ class Gate:
             # what the environment makes itself (long-context filler, ids a class assigns on loading)
             # is not the seed's content
             own |= {json.dumps(v) for v in environment_made(task)}
-        copied = copied_values(seed, task, own)
+        kept = scenery(seed) if task.provenance.strategy == "recast" else frozenset()
+        copied = [v for v in copied_values(seed, task, own) if v not in kept]
         if copied:
             logger.debug("variant of %s copies %s", seed.id, copied[:5])
             raise Rejected("gate:copies_seed_values")

@@ -57,6 +57,7 @@ from rods.llm.schema import MAX_REASON_CHARS, SCALAR, closed_object
 from rods.synth.api_graph import APIGraph, seeds_of
 from rods.synth.findings import tells_nothing
 from rods.synth.initial_config import materialize_config
+from rods.synth.mentions import message_text
 from rods.synth.parameters import TEXT_WORDS, tokens
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import (
@@ -66,7 +67,7 @@ from rods.synth.profile import (
     profile_of,
     trace_task,
 )
-from rods.synth.recast import free_shift, recast_calls, said_texts, seed_dates, state_mapping
+from rods.synth.recast import free_shift, recast_calls, said_texts, seed_dates, state_mapping, touched_values
 from rods.synth.retelling import retellings
 from rods.synth.values import ValueRemapper, config_values, is_distinctive, leaves, vocabulary_of
 from rods.tasks.model import Task, content_hash
@@ -371,6 +372,7 @@ class Planner:
             remapper.like_seed = True
             said = [v for c in info.trace.calls for v in leaves([*c.args, *c.arguments.values()])]
             remapper.shift = free_shift(seed_dates([*leaves(info.base_config), *said]), remapper.shift)
+            remapper.touched = touched_values(info.base_config, said, message_text(seed.question))
         config = {cls: remapper.remap(value, cls) for cls, value in info.base_config.items()}
         domain_of_task(seed).adjust_config(config, seed, local)
         return remapper, config

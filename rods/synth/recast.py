@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
@@ -40,9 +41,10 @@ from rods.synth.dates import as_date
 from rods.synth.executor import Execution, Executor
 from rods.synth.findings import is_empty, reads_what_it_made, tells_nothing
 from rods.synth.mentions import value_key
+from rods.synth.people import is_person_name
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import Trace, linkable, parse_ground_truth, produced_values, result_value, value_paths
-from rods.synth.values import ValueRemapper, is_distinctive, is_phrase
+from rods.synth.values import ValueRemapper, is_distinctive, is_phrase, leaves
 from rods.tasks.model import Task
 
 Scalar = str | int | float
@@ -97,6 +99,33 @@ def _source(value: Any, j: int, trace: Trace, produced: list[set]) -> tuple[int,
                      if value_key(v) is not None and isinstance(v, str) == isinstance(value, str) and v == value]
             return (i, paths[0]) if paths else None
     return None
+
+
+def touched_values(state: Any, said: Iterable[Any], text: str) -> frozenset:
+    """The values a recast changes, so that it is another errand: the people, codes and ids (values with digits)
+    and numbers its seed's calls pass (`said`) or its messages name (a person by the whole name or one of its
+    words), wherever the state holds them (`leaves`, map keys too); dates move anyway. Everything else is the world
+    the errand happens in (a show's title, a berth's note, a boat's name, a stock's averages, a category), which
+    the recast keeps: re-drawn, it made word salad and broke the relations between numbers a reader checks."""
+    said = [v for v in said if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+    named = set(re.findall(r"[A-Z][\w'-]{2,}", text))
+    flat = text.replace(",", "")
+    out = set()
+    for value in [*said, *leaves(state)]:
+        if isinstance(value, bool) or value in out:
+            continue
+        if isinstance(value, str) and value.strip():
+            if is_person_name(value):
+                if value in said or named & set(value.split()):
+                    out.add(value)
+            elif any(c.isdigit() for c in value) and (value in said or re.search(
+                    rf"(?<!\w){re.escape(value.lower())}(?!\w)", text.lower())):
+                out.add(value)
+        elif isinstance(value, (int, float)):
+            written = str(int(value)) if float(value).is_integer() else str(value)
+            if value in said or re.search(rf"(?<![\w.,]){re.escape(written)}(?![\w]|[.,]\d)", flat):
+                out.add(value)
+    return frozenset(out)
 
 
 def said_texts(seeds: Iterable[Task]) -> dict[str, list[str]]:

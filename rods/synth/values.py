@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from rods.envs.domain import domain_of
 from rods.envs.vocabulary import NAMES, NOUNS, PLACES, SURNAMES, WORD as _WORD
-from rods.synth.dates import shift_date
+from rods.synth.dates import as_date, shift_date
 from rods.synth.people import company_suffixes, gender_of, gendered_firsts, name_shaped, people_pools, titled
 
 if TYPE_CHECKING:
@@ -305,6 +305,10 @@ class ValueRemapper:
         #: A recast's draws (`rods.synth.recast`), which keep its seed's words true: first names of the seed's
         #: person's gender ("she"), numbers as round as the seed's ("a £50 voucher"). Its own stream, drawn last.
         self.like_seed = False
+        #: A recast's values of its task (`rods.synth.recast.touched_values`), or None: with it set, every other
+        #: value of the state (a berth's note, a boat's name, a stock's averages) stays as the seed had it; only
+        #: dates move with the rest, so their relations hold.
+        self.touched: frozenset | None = None
         self._like = random.Random(side.random())
         self._gendered: dict[str, list[str]] = {}
         self._locale: dict[str, str] = {}  # a drawn first or family name -> the country it was drawn from
@@ -341,15 +345,18 @@ class ValueRemapper:
             by_id = not top and bool(value) and all(isinstance(v, (dict, list)) for v in value.values())
             out = {}
             for k, v in value.items():
-                keep = top or (not by_id and is_field_key(k))
+                field = top or (not by_id and is_field_key(k))
+                keep = field or self.untouched(k)  # a recast's record nobody names keeps its id
                 new_key = k if keep else self._modelled(k, f"{path}/#key", None)
                 out[self._key(k, keep=keep) if new_key is None else new_key] = self._value(
                     v, role=role_of(k), owner=owner, at=k if is_field_key(k) else None,
-                    path=f"{path}/{k if keep else '*'}")
+                    path=f"{path}/{k if field else '*'}")
             return out
         if isinstance(value, (list, tuple)):
             items = [self._value(v, role=role, owner=owner, at=at, path=f"{path}/[]") for v in value]
             return items if isinstance(value, list) else tuple(items)
+        if self.untouched(value) and not (isinstance(value, str) and as_date(value) is not None):
+            return value
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             modelled = self._modelled(value, path, role)
             if modelled is not None:
@@ -359,6 +366,11 @@ class ValueRemapper:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return self.number(value)
         return value
+
+    def untouched(self, value: Any) -> bool:
+        """A recast's scenery: a scalar its task neither passes nor says (`touched`), kept as it is."""
+        return self.touched is not None and isinstance(value, (str, int, float)) and not isinstance(value, bool) \
+            and value not in self.touched
 
     def _modelled(self, value: Any, path: str, role: str | None) -> Any:
         """The new value of a state slot the environment's `ValueModel` knows, or None to draw as any other: a
@@ -371,6 +383,8 @@ class ValueRemapper:
         model where it knows it (`function.param`), else as a state value of class `owner` under a field of the
         parameter's name (a recast's gold calls, `rods.synth.recast`: a sentence becomes one of `owner`'s)."""
         if isinstance(value, str) and value in self.keep:
+            return value
+        if self.untouched(value) and not (isinstance(value, str) and as_date(value) is not None):
             return value
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             slot = self.model.parameter(function, param) if self.model is not None else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import calendar
 import difflib
+import json
 import re
 import sys
 import textwrap
@@ -21,10 +22,10 @@ from rods.envs.validation import validate_task
 from rods.llm import make_backend
 from rods.synth.dates import as_date
 from rods.synth.gate import copied_values, returned_values
-from rods.synth.mentions import Mentions, spelled
+from rods.synth.mentions import Mentions, message_text, spelled
 from rods.synth.pipeline import Pipeline
 from rods.synth.profile import parse_ground_truth, profile_of, trace_task
-from rods.synth.recast import paired
+from rods.synth.recast import paired, touched_values
 from rods.synth.settings import SynthConfig
 from rods.synth.values import is_distinctive, leaves, vocabulary_of
 from rods.tasks import Task, read_tasks, write_tasks
@@ -225,7 +226,12 @@ def test_recasts_keep_their_seed_s_calls_and_words_and_change_its_values(recasts
         assert [c.name for t in parse_ground_truth(variant) for c in t] == [c.name for t in parse_ground_truth(seed)
                                                                              for c in t]
         assert profile_of(variant).matches(profile_of(seed)), variant.id
-        assert copied_values(seed, variant, returned_values(trace_task(variant))) == [], variant.id
+        # what it keeps of its seed is only the world around the task: nothing its calls pass or its words name
+        touched = touched_values(seed.initial_config, [v for t in parse_ground_truth(seed) for c in t
+                                                       for v in leaves([*c.args, *c.arguments.values()])],
+                                 message_text([[m.model_dump() for m in turn] for turn in seed.question]))
+        copied = copied_values(seed, variant, returned_values(trace_task(variant)))
+        assert not [v for v in copied if json.loads(v) in touched], variant.id
         # no value of the seed that the variant changed is said in its messages
         changed = {old for old, new in paired(_values(seed), _values(variant))
                    if old != new and isinstance(old, str) and (is_distinctive(old, words) or as_date(old))}
