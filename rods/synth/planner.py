@@ -356,8 +356,13 @@ class Planner:
             return False
         info = self.analyze(seed)
         words = vocabulary_of(seed.environment)
-        return any(is_distinctive(v, words) and v not in info.keep
-                   for state in info.base_config.values() for v in config_values(state))
+        if not any(is_distinctive(v, words) and v not in info.keep
+                   for state in info.base_config.values() for v in config_values(state)):
+            return False
+        # and it has something that makes another errand (a person, an id, a number, a date): else it stays the seed
+        said = [v for c in info.trace.calls for v in leaves([*c.args, *c.arguments.values()])]
+        touched = touched_values(info.base_config, said, message_text(seed.question))
+        return any(is_distinctive(v, words) for v in touched) or bool(seed_dates(leaves(info.base_config)))
 
     def _world(self, seed: Task, info: SeedAnalysis, local: random.Random,
                recast: bool = False) -> tuple[ValueRemapper, dict[str, Any]]:
