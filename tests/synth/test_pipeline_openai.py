@@ -73,7 +73,7 @@ def test_scripted_failures_are_counted_and_the_pipeline_keeps_going(scripted_ope
                        timeout_s=0.8, max_retries=0, json_repairs=0, max_concurrency=2)
     # four variants take the scripted failures; the others have to get through as verified as ever
     seeds = [t for t in stratified(seeds_by_category, 4) if sum(map(len, t.ground_truth)) <= 6][:10]
-    pipeline = Pipeline(llm, SynthConfig(per_seed=1, workers=2), graph=api_graph)
+    pipeline = Pipeline(llm, SynthConfig(per_seed=1, workers=2, recast=0.0), graph=api_graph)  # the LLM stages
     accepted = pipeline(seeds)
     stats = pipeline.stats
     assert stats.variants == len(seeds)
@@ -142,7 +142,7 @@ def test_pipeline_end_to_end_over_llama_cpp(llama_server, seeds_by_category, api
                        timeout_s=120, max_retries=1, json_repairs=0)
     seeds = [t for t in seeds_by_category["base"] if t.id == SMALL_SEED]  # one turn, two calls: keeps it short
     # one shot (no repair rounds): at most narrative + sequence proposal + rewrite + judge, 4 short completions
-    pipeline = Pipeline(llm, SynthConfig(per_seed=1, workers=1, feedback_repair=False),
+    pipeline = Pipeline(llm, SynthConfig(per_seed=1, workers=1, feedback_repair=False, recast=0.0),
                         graph=api_graph)
     accepted = pipeline(seeds)
     stats = pipeline.stats
@@ -176,7 +176,8 @@ def test_rods_synth_against_vllm_counts_every_model_fault(vllm_server, seeds_by_
     seeds_file, out, stats_file = tmp_path / "seeds.jsonl", tmp_path / "out.jsonl", tmp_path / "stats.json"
     write_tasks(seeds_file, [t for t in seeds_by_category["base"] if t.id == SMALL_SEED])
     code = rods_main(["synth", "--seeds", str(seeds_file), "--llm", "openai", "--base-url", vllm_server,
-                      "--per-seed", "1", "--workers", "1", "--out", str(out), "--stats", str(stats_file)])
+                      "--per-seed", "1", "--workers", "1", "--recast", "0",  # a recast asks no model
+                      "--out", str(out), "--stats", str(stats_file)])
     assert code == 0
     report = json.loads(stats_file.read_text())
     rejections = report["rejections"]
