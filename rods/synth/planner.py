@@ -376,7 +376,10 @@ class Planner:
         if recast:
             remapper.like_seed = True
             said = [v for c in info.trace.calls for v in leaves([*c.args, *c.arguments.values()])]
-            remapper.shift = free_shift(seed_dates([*leaves(info.base_config), *said]), remapper.shift)
+            # at most four weeks: a season stays a season (an orchard trip moved eight weeks back fell in August)
+            weeks = (abs(remapper.shift) // 7 - 1) % 4 + 1
+            remapper.shift = free_shift(seed_dates([*leaves(info.base_config), *said]),
+                                        7 * weeks * (1 if remapper.shift > 0 else -1))
             remapper.touched = touched_values(info.base_config, said, message_text(seed.question))
         config = {cls: remapper.remap(value, cls) for cls, value in info.base_config.items()}
         domain_of_task(seed).adjust_config(config, seed, local)

@@ -73,6 +73,10 @@ EXTENSIONS = frozenset(
 
 
 
+#: An ISO date written inside a text ("Lift inspected 2026-08-21").
+_ISO_DAY = re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)")
+
+
 def is_kept_word(word: str, vocabulary: frozenset[str]) -> bool:
     """True for a word the remapping keeps (see the module docstring)."""
     if word.isdigit():
@@ -346,8 +350,9 @@ class ValueRemapper:
             out = {}
             for k, v in value.items():
                 field = top or (not by_id and is_field_key(k))
-                keep = field or self.untouched(k)  # a recast's record nobody names keeps its id
-                new_key = k if keep else self._modelled(k, f"{path}/#key", None)
+                recast = None if field else self.recast_value(k)  # a recast's record nobody names keeps its id
+                keep = field or recast is not None
+                new_key = recast if recast is not None else k if keep else self._modelled(k, f"{path}/#key", None)
                 out[self._key(k, keep=keep) if new_key is None else new_key] = self._value(
                     v, role=role_of(k), owner=owner, at=k if is_field_key(k) else None,
                     path=f"{path}/{k if field else '*'}")
@@ -355,8 +360,9 @@ class ValueRemapper:
         if isinstance(value, (list, tuple)):
             items = [self._value(v, role=role, owner=owner, at=at, path=f"{path}/[]") for v in value]
             return items if isinstance(value, list) else tuple(items)
-        if self.untouched(value) and not (isinstance(value, str) and as_date(value) is not None):
-            return value
+        recast = self.recast_value(value)
+        if recast is not None:
+            return recast
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             modelled = self._modelled(value, path, role)
             if modelled is not None:
@@ -367,10 +373,18 @@ class ValueRemapper:
             return self.number(value)
         return value
 
-    def untouched(self, value: Any) -> bool:
-        """A recast's scenery: a scalar its task neither passes nor says (`touched`), kept as it is."""
-        return self.touched is not None and isinstance(value, (str, int, float)) and not isinstance(value, bool) \
-            and value not in self.touched
+    def recast_value(self, value: Any) -> Any:
+        """For a recast (`touched` set), the value as it holds it, or None to draw it as any variant's: the world
+        around its task stays, and a date written inside a kept text moves with the state's dates ("Lift
+        inspected 2026-08-21" stays before the new 'today'). What it touches is drawn as for any variant."""
+        if self.touched is None or not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            return None
+        if isinstance(value, str) and as_date(value) is not None:
+            return None
+        if value not in self.touched:
+            return _ISO_DAY.sub(lambda m: shift_date(m.group(0), self.shift), value) if isinstance(value, str) \
+                else value
+        return None
 
     def _modelled(self, value: Any, path: str, role: str | None) -> Any:
         """The new value of a state slot the environment's `ValueModel` knows, or None to draw as any other: a
@@ -384,8 +398,9 @@ class ValueRemapper:
         parameter's name (a recast's gold calls, `rods.synth.recast`: a sentence becomes one of `owner`'s)."""
         if isinstance(value, str) and value in self.keep:
             return value
-        if self.untouched(value) and not (isinstance(value, str) and as_date(value) is not None):
-            return value
+        recast = self.recast_value(value)
+        if recast is not None:
+            return recast
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             slot = self.model.parameter(function, param) if self.model is not None else None
             modelled = self._by_slot(slot, value, role_of(param))
