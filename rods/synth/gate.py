@@ -80,9 +80,9 @@ def scenery(seed: Task) -> frozenset[str]:
     """JSON texts of the seed's state values its task neither passes nor names: the world a recast keeps as it was
     (`rods.synth.recast.touched_values`), which is therefore no copy."""
     from rods.synth.mentions import message_text
-    from rods.synth.recast import touched_values
+    from rods.synth.recast import said_values, touched_values
 
-    said = [v for turn in parse_ground_truth(seed) for c in turn for v in leaves([*c.args, *c.arguments.values()])]
+    said = said_values(c for turn in parse_ground_truth(seed) for c in turn)
     touched = touched_values(seed.initial_config, said, message_text(seed.question))
     return frozenset(json.dumps(v) for v in leaves(seed.initial_config) if not isinstance(v, bool) and v not in touched)
 

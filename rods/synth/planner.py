@@ -67,7 +67,15 @@ from rods.synth.profile import (
     profile_of,
     trace_task,
 )
-from rods.synth.recast import free_shift, recast_calls, said_texts, seed_dates, state_mapping, touched_values
+from rods.synth.recast import (
+    free_shift,
+    recast_calls,
+    said_texts,
+    said_values,
+    seed_dates,
+    state_mapping,
+    touched_values,
+)
 from rods.synth.retelling import retellings
 from rods.synth.values import ValueRemapper, config_values, is_distinctive, leaves, vocabulary_of
 from rods.tasks.model import Task, content_hash
@@ -360,7 +368,7 @@ class Planner:
                    for state in info.base_config.values() for v in config_values(state)):
             return False
         # and it has something that makes another errand (a person, an id, a number, a date): else it stays the seed
-        said = [v for c in info.trace.calls for v in leaves([*c.args, *c.arguments.values()])]
+        said = said_values(info.trace.calls)
         touched = touched_values(info.base_config, said, message_text(seed.question))
         return any(is_distinctive(v, words) for v in touched) or bool(seed_dates(leaves(info.base_config)))
 
@@ -375,7 +383,7 @@ class Planner:
                                  model=self.graph.values)
         if recast:
             remapper.like_seed = True
-            said = [v for c in info.trace.calls for v in leaves([*c.args, *c.arguments.values()])]
+            said = said_values(info.trace.calls)
             # at most four weeks: a season stays a season (an orchard trip moved eight weeks back fell in August)
             weeks = (abs(remapper.shift) // 7 - 1) % 4 + 1
             remapper.shift = free_shift(seed_dates([*leaves(info.base_config), *said]),

@@ -101,6 +101,11 @@ def _source(value: Any, j: int, trace: Trace, produced: list[set]) -> tuple[int,
     return None
 
 
+def said_values(calls: Iterable[ToolCall]) -> list[Any]:
+    """Every scalar the calls pass (positional and keyword, inside lists and records): what a task's calls say."""
+    return [v for c in calls for v in leaves([*c.args, *c.arguments.values()])]
+
+
 def touched_values(state: Any, said: Iterable[Any], text: str) -> frozenset:
     """The values a recast changes, so that it is another errand: the people, codes and ids (values with digits)
     and numbers its seed's calls pass (`said`) or its messages name (a person by the whole name or one of its
