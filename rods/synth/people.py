@@ -146,3 +146,82 @@ def is_person_name(value: Any, known: Iterable[str] = frozenset(), whole: bool =
 def _first_words(known: frozenset[str]) -> frozenset[str]:
     """The first words of known names (an environment's people, asked about for every value of theirs)."""
     return frozenset(k.split()[0] for k in known if isinstance(k, str) and k.strip())
+
+
+def name_words(people: dict[str, str]) -> list[tuple[dict[str, str], str, str]]:
+    """Per renamed person (`people`: whole name -> whole name, as a remapper renamed them), its words' mapping
+    (lower case: 'marcus' -> 'robert', 'webb' -> 'boucher') and its first names' initials (old, new)."""
+    out = []
+    for old, new in people.items():
+        words0, words1 = titled(old)[1].split(), titled(new)[1].split()
+        if len(words0) != len(words1) or not words0:
+            continue
+        pairs = {w0.lower(): w1.lower() for w0, w1 in zip(words0, words1)
+                 if w0.lower() != w1.lower() and len(w0) >= 2 and w0[:1].isupper()}
+        if pairs:
+            out.append((pairs, words0[0][:1].lower(), words1[0][:1].lower()))
+    return out
+
+
+def follow_renames(text: str, people: dict[str, str]) -> str:
+    """`text` with the names of renamed people in it renamed too: a company named after its owner ('Webb & Sons
+    Roofing'), an email or a username made of the name ('marcus@webbroofing.com', 'tlindqvist@fastmail.com',
+    'mwebb'). In prose a name word counts only capitalised as written ('Rose' is a name, 'rose' a verb); inside
+    an address or a handle in any case, also as the start or end of a longer run of letters, when the rest is
+    an initial of the same person or the address has a dot ('webbroofing.com')."""
+    persons = name_words(people)
+    if not persons:
+        return text
+
+    def title(word: str) -> str:
+        return word[:1].upper() + word[1:]
+
+    def in_prose(match: re.Match) -> str:
+        word = match.group(0)
+        for pairs, _, _ in persons:
+            if word.lower() in pairs and word == title(word.lower()):
+                return title(pairs[word.lower()])
+        return word
+
+    def in_handle(token: str) -> str:
+        dotted = "@" in token or "." in token
+
+        def segment(match: re.Match) -> str:
+            run = match.group(0)
+            low = run.lower()
+            for pairs, initial0, initial1 in persons:
+                if low in pairs:
+                    return _cased(pairs[low], run)
+                for old, new in sorted(pairs.items(), key=lambda p: -len(p[0])):
+                    if len(old) < 4 or len(low) <= len(old):
+                        continue
+                    if low.startswith(old):
+                        rest = low[len(old):]
+                        rest_new = pairs.get(rest, initial1 if rest == initial0 else None)
+                        if rest_new is not None or dotted:
+                            return _cased(new + (rest_new if rest_new is not None else rest), run)
+                    if low.endswith(old):
+                        rest = low[:-len(old)]
+                        rest_new = pairs.get(rest, initial1 if rest == initial0 else None)
+                        if rest_new is not None or dotted:
+                            return _cased((rest_new if rest_new is not None else rest) + new, run)
+            return run
+
+        return re.sub(r"[A-Za-z]+", segment, token)
+
+    alone = re.fullmatch(r"[a-z]+\d*", text.strip()) is not None  # a username as the whole value: 'mwebb'
+
+    def token(match: re.Match) -> str:
+        word = match.group(0)
+        if alone or "@" in word or re.fullmatch(r"[a-z0-9]+(?:[._-][a-z0-9]+)+", word):
+            return in_handle(word)
+        return re.sub(r"[A-Z][a-z]+", in_prose, word)
+
+    return re.sub(r"\S+", token, text)
+
+
+def _cased(new: str, like: str) -> str:
+    """`new` in the case `like` is written in (lower, UPPER or Title)."""
+    if like.isupper() and len(like) > 1:
+        return new.upper()
+    return new[:1].upper() + new[1:] if like[:1].isupper() else new

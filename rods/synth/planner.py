@@ -68,6 +68,7 @@ from rods.synth.profile import (
     trace_task,
 )
 from rods.synth.recast import (
+    follow_people,
     free_shift,
     recast_calls,
     said_texts,
@@ -390,6 +391,8 @@ class Planner:
                                         7 * weeks * (1 if remapper.shift > 0 else -1))
             remapper.touched = touched_values(info.base_config, said, message_text(seed.question))
         config = {cls: remapper.remap(value, cls) for cls, value in info.base_config.items()}
+        if recast:
+            config = {cls: follow_people(value, remapper.people) for cls, value in config.items()}
         domain_of_task(seed).adjust_config(config, seed, local)
         return remapper, config
 

@@ -41,7 +41,7 @@ from rods.synth.dates import as_date
 from rods.synth.executor import Execution, Executor
 from rods.synth.findings import is_empty, reads_what_it_made, tells_nothing
 from rods.synth.mentions import value_key
-from rods.synth.people import is_person_name
+from rods.synth.people import follow_renames, is_person_name
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import Trace, linkable, parse_ground_truth, produced_values, result_value, value_paths
 from rods.synth.values import ValueRemapper, is_distinctive, is_phrase, leaves
@@ -108,10 +108,13 @@ def said_values(calls: Iterable[ToolCall]) -> list[Any]:
 
 def touched_values(state: Any, said: Iterable[Any], text: str) -> frozenset:
     """The values a recast changes, so that it is another errand: the people, codes and ids (values with digits)
-    and numbers its seed's calls pass (`said`) or its messages name (a person by the whole name or one of its
-    words), wherever the state holds them (`leaves`, map keys too); dates move anyway. Everything else is the world
-    the errand happens in (a show's title, a berth's note, a boat's name, a stock's averages, a category), which
-    the recast keeps: re-drawn, it made word salad and broke the relations between numbers a reader checks."""
+    its seed's calls pass (`said`) or its messages name (a person by the whole name or one of its words), and the
+    numbers its messages write, wherever the state holds them (`leaves`, map keys too); dates move anyway.
+    Everything else is the world the errand happens in (a show's title, a berth's note, a boat's name, a stock's
+    averages, a category), which the recast keeps: re-drawn, it made word salad and broke the relations between
+    numbers a reader checks. A number the calls pass that no message writes is worked out (half a price read
+    from the state, a price the agent looks up) or said in words ("double-sided": 2): re-drawn, it no longer
+    matched what it came from."""
     said = [v for v in said if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
     named = set(re.findall(r"[A-Z][\w'-]{2,}", text))
     flat = text.replace(",", "")
@@ -128,9 +131,24 @@ def touched_values(state: Any, said: Iterable[Any], text: str) -> frozenset:
                 out.add(value)
         elif isinstance(value, (int, float)):
             written = str(int(value)) if float(value).is_integer() else str(value)
-            if value in said or re.search(rf"(?<![\w.,]){re.escape(written)}(?![\w]|[.,]\d)", flat):
+            if re.search(rf"(?<![\w.,]){re.escape(written)}(?![\w]|[.,]\d)", flat):
                 out.add(value)
     return frozenset(out)
+
+
+def follow_people(value: Any, people: dict[str, str]) -> Any:
+    """A recast's remapped state with what its kept values say of the people it renamed renamed too: a customer's
+    email, a company named after its owner, a note naming a guest (`rods.synth.people.follow_renames`); map keys
+    (usernames) too. Else a reader finds 'Robert Boucher' of 'Webb & Sons Roofing' writing as marcus@."""
+    if not people:
+        return value
+    if isinstance(value, dict):
+        return {follow_people(k, people): follow_people(v, people) for k, v in value.items()}
+    if isinstance(value, list):
+        return [follow_people(v, people) for v in value]
+    if isinstance(value, str) and value not in people.values():
+        return follow_renames(value, people)
+    return value
 
 
 def said_texts(seeds: Iterable[Task]) -> dict[str, list[str]]:

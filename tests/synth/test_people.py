@@ -29,3 +29,19 @@ def test_every_country_names_people_with_many_names_of_its_own():
     for locale, (firsts, lasts) in pools.items():
         assert len(firsts) >= MIN_NAMES and len(lasts) >= MIN_NAMES, locale
         assert lasts != ("Doe",), locale
+
+
+def test_what_is_made_of_a_renamed_persons_name_is_renamed_with_it():
+    """The print-shop read: 'Robert Boucher' of 'Webb & Sons Roofing' wrote as marcus@webbroofing.com, 'Monis Sezer'
+    as tlindqvist@fastmail.com."""
+    from rods.synth.people import follow_renames
+
+    people = {"Marcus Webb": "Robert Boucher", "Tom Lindqvist": "Anders Berg", "Rose Park": "Ines Costa"}
+    assert follow_renames("Webb & Sons Roofing", people) == "Boucher & Sons Roofing"
+    assert follow_renames("marcus@webbroofing.com", people) == "robert@boucherroofing.com"
+    assert follow_renames("tlindqvist@fastmail.com", people) == "aberg@fastmail.com"
+    assert follow_renames("marcus.webb", people) == "robert.boucher" and follow_renames("mwebb", people) == "rboucher"
+    assert follow_renames("Call Marcus about Webb's invoice", people) == "Call Robert about Boucher's invoice"
+    # a name's word in prose counts only as a name is written; a longer word is no name
+    assert follow_renames("you may rose the parking fee", people) == "you may rose the parking fee"
+    assert follow_renames("parking", people) == "parking" and follow_renames("Lori", people) == "Lori"
