@@ -151,6 +151,9 @@ class Mentions:
                 out._text(old, new, low)  # a date moves even where its year is a word the environment keeps
             elif not isinstance(old, str) and not isinstance(new, str) and is_distinctive(old, frozenset()):
                 out._number(old, new, low)
+        kept = {_squashed(old) for old, new in pairs if old == new and isinstance(old, str)
+                and re.search(r"\d", old) and re.search(r"[A-Za-z]", old)}
+        out._keep_within(kept, text)
         for run, news in out._runs.items():  # after the whole values: a run means its value only where one is
             if len(news) == 1 and run in text:
                 out._add(run, next(iter(news)), kind="digits")
@@ -164,6 +167,17 @@ class Mentions:
             if old in text:
                 out._person(old, new)
         return out
+
+    def _keep_within(self, kept: set[str], text: str) -> None:
+        """A number written with the word beside it as part of a value the recast keeps ("the 100 lb gloss" of
+        the stock 'gloss_100lb', "size 10" of 'size10') stays as written there: that mention is the kept
+        value's, not the number's (it said "50 lb gloss" of a stock that stayed 'gloss_100lb')."""
+        for form in [f for f in self.numbers if f in text] if kept else []:
+            number = rf"{_NUMBER_BEFORE}{re.escape(form)}{_NUMBER_AFTER}"
+            for around in (rf"{number}[ _-]?[A-Za-z]+", rf"(?<![A-Za-z])[A-Za-z]+[ _-]?{number}"):
+                for match in re.finditer(around, text):
+                    if any(_squashed(match.group(0)) in k for k in kept):
+                        self._add(match.group(0), match.group(0))
 
     def _add(self, old: str, new: str, kind: str = "text") -> None:
         if old and old not in self.forms:
@@ -256,6 +270,11 @@ def recast_question(question: list[list[dict[str, Any]]], mentions: Mentions) ->
             messages.append({**message, "content": text})
         out.append(messages)
     return out
+
+
+def _squashed(text: str) -> str:
+    """Letters and digits only, lower case: 'gloss_100lb' and "100 lb" alike."""
+    return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
 def _bare(text: str) -> str:

@@ -445,6 +445,8 @@ class ValueRemapper:
     def _inside(self, new: int | float, seed: int | float, low: float, high: float) -> int | float:
         """For a recast, a quantity folded into its range (`within`) that lands on a seed's number (its own, or a
         bound of the range) drawn again inside the range, as round as the seed's: else the gate finds a copy."""
+        if not is_distinctive(seed, frozenset()):  # a small count ("double-sided": 2) stays what the words say
+            return seed
         for attempt in range(60):
             if float(new) not in self._avoid_numbers or low == high:
                 return new
@@ -668,17 +670,19 @@ class ValueRemapper:
             return value
         key = float(value)
         if key not in self.numbers:
-            self.numbers[key] = self._new_number(value)
-            if self.like_seed:
-                self.numbers[key] = self._round_like(self.numbers[key], value)
+            drawn = self._new_number(value)
+            self.numbers[key] = self._round_like(drawn, value) if self.like_seed else drawn
         new = self.numbers[key]
         return int(new) if isinstance(value, int) else float(new)
 
     def _round_like(self, number: int | float, seed: int | float) -> int | float:
-        """`number` as round as the seed's (`round_like`), a step further while that is a seed's number."""
+        """`number` as round as the seed's (`round_like`), a step further while that is a seed's number or another
+        number's new one (two budgets of the seed, 18,000 and 20,000, both rounded to 20,000: the user asked
+        for the limit already set)."""
         rounded = round_like(number, seed)
+        taken = self._avoid_numbers | {float(v) for v in self.numbers.values()}
         for _ in range(20):
-            if float(rounded) not in self._avoid_numbers:
+            if float(rounded) not in taken:
                 return rounded
             rounded = round_like(rounded + (rounded - number or 1), seed)
         return number
@@ -708,7 +712,7 @@ class ValueRemapper:
         return self.text(key) if isinstance(key, str) else self.number(key)
 
     def _token(self, word: str) -> str:
-        if is_kept_word(word, self.vocabulary):
+        if is_kept_word(word, self.vocabulary) or (self.model is not None and word in self.model.id_letters):
             return word
         if word.isdigit():
             if word not in self.digits:

@@ -23,6 +23,7 @@ from rods.llm import make_backend
 from rods.synth.dates import as_date
 from rods.synth.gate import copied_values, returned_values
 from rods.synth.mentions import Mentions, message_text, spelled
+from rods.synth.people import is_person_name
 from rods.synth.pipeline import Pipeline
 from rods.synth.profile import parse_ground_truth, profile_of, trace_task
 from rods.synth.recast import paired, touched_values
@@ -137,6 +138,18 @@ def test_mentions_handle_the_usual_forms_and_find_the_rest():
     assert spelled(25) == ["twenty-five", "twenty five"]
 
 
+def test_a_number_said_as_part_of_a_kept_value_stays_and_only_written_numbers_are_touched():
+    """The print-shop read: "500 flyers on the 50 lb gloss" of a stock that stayed 'gloss_100lb', and "double-sided"
+    quoted with sides=1: a number the words say beside a kept value is that value's; a number the calls pass that
+    no message writes (a count said in words, half of a price) stays."""
+    text = "500 flyers on the 100 lb gloss, and 100 business cards, double-sided."
+    mentions = Mentions.of([(100, 340), (500, 450), ("gloss_100lb", "gloss_100lb")], {}, frozenset(), text)
+    assert mentions.apply(text) == ("450 flyers on the 100 lb gloss, and 340 business cards, double-sided.", [])
+    state = {"jobs": {"PJ-1": {"quantity": 500, "sides": 2, "price": 54.0, "paid": 27.0}}}
+    touched = touched_values(state, ["PJ-1", 500, 2, 27.0], text)
+    assert 500 in touched and "PJ-1" in touched and not {2, 27.0, 54.0} & touched
+
+
 def test_a_seed_of_the_environment_s_own_state_is_re_planned(kennel):
     """A state the class makes itself (tau2's database: the seed's config holds none) has nothing of the seed's to
     rename; its variants are re-planned (`recast_unavailable`)."""
@@ -241,6 +254,26 @@ def test_recasts_keep_their_seed_s_calls_and_words_and_change_its_values(recasts
                 assert not said, (variant.id, said, message.content)
         # ... and its messages are the seed's but for the words of values
         _only_values_differ(seed, variant, seed, variant)
+        # a renamed person's old name is nowhere in the new world: not in an email, a company, a note
+        left = _old_name_words(seed, variant)
+        assert not left, (variant.id, left)
+
+
+def _old_name_words(seed: Task, variant: Task) -> list[tuple[str, str]]:
+    """(word, value) where a word of a person the recast renamed is still in a value of its state: capitalised in
+    text, in any case inside an email or a handle."""
+    renamed = {w for old, new in paired(seed.initial_config, variant.initial_config)
+               if isinstance(old, str) and old != new and is_person_name(old) for w in old.split() if len(w) >= 3}
+    new_names = {v for _, v in paired(seed.initial_config, variant.initial_config) if isinstance(v, str)
+                 and is_person_name(v)}
+    out = []
+    for value in leaves(variant.initial_config):
+        if not isinstance(value, str) or value in new_names:
+            continue
+        for token in value.split():
+            runs = re.findall(r"[A-Za-z]+", token.lower()) if "@" in token else re.findall(r"[A-Z][a-z]+", token)
+            out += [(w, value) for w in renamed if w.lower() in {r.lower() for r in runs}]
+    return out
 
 
 def test_recast_zero_leaves_the_pipeline_as_it_was_and_re_planned_variants_unmoved():

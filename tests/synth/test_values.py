@@ -241,3 +241,18 @@ def test_a_name_keeps_the_word_its_record_says_elsewhere_and_a_code_keeps_its_sh
         for (key, branch), old in zip(new.items(), branches.values()):
             assert branch["name"].split()[0] == old["city"], branch  # the word its record says elsewhere stays
             assert branch["name"] not in names and re.fullmatch(r"[A-Z]+-[A-Z]+", key), (key, branch)
+
+
+def test_a_recast_s_numbers_stay_apart_and_its_small_counts_stay():
+    """The BFCL read: two budgets of the seed both rounded to 20,000 (the user asked for the limit already set);
+    the print-shop read: "double-sided" (sides=2) drawn as 1."""
+    import random
+
+    from rods.synth.value_model import Slot
+
+    for seed in range(40):
+        remapper = ValueRemapper(random.Random(seed), frozenset(), avoid=[18000, 20000, 25000])
+        remapper.like_seed = True
+        new = [remapper.number(v) for v in (18000, 20000, 25000)]
+        assert len(set(new)) == 3 and not set(new) & {18000, 20000, 25000}, new
+        assert remapper._by_slot(Slot("quantity", low=1, high=2), 2, None) == 2
