@@ -111,6 +111,7 @@ class ValueModel:
     links: dict[str, str] = field(default_factory=dict)  # "function.param" -> the field its seed values sit in
     people: frozenset[str] = frozenset()  # the people the seeds name
     companies: frozenset[str] = frozenset()  # the companies the seeds name
+    id_letters: frozenset[str] = frozenset()  # the letters that open ids of one kind ('STU' of STU-40263, STU-40311)
 
     @classmethod
     def infer(cls, tasks: Iterable[Any], docs: Mapping[str, Mapping[str, Any]],
@@ -153,6 +154,8 @@ class ValueModel:
             owner = owner_of[path]
             model.fields[path] = _field_slot(model, owner, path, values, path in repeats,
                                              by_name.get(f"{owner}/{name_of(path)}", set()), keys[owner])
+        model.id_letters = _id_letters(v for path, values in seen.items() if model.fields[path].kind == "identifier"
+                                       for v in values)
         for today, values in dated:  # dates: how far from today the seeds' dates lie
             for path, value in values:
                 model.fields[path].widen(value, today)
@@ -317,6 +320,18 @@ def _field_slot(model: ValueModel, owner: str, path: str, values: list[Any], rep
     if any(is_prose(v) for v in distinct):
         return Slot("text")
     return Slot("other")
+
+
+def _id_letters(values: Iterable[Any]) -> frozenset[str]:
+    """Capital letters (three to six) that open two or more distinct ids ('STU' of STU-40263 and STU-40311, 'ORD'
+    of ORD8812): the kind of record an id names, which a new id of that kind keeps (two letters are kept anyway,
+    `rods.synth.values.is_kept_word`)."""
+    opened: dict[str, set[str]] = defaultdict(set)
+    for value in values:
+        match = re.match(r"([A-Z]{3,6})(?=[-_]?\d)", value) if isinstance(value, str) else None
+        if match:
+            opened[match.group(1)].add(value)
+    return frozenset(letters for letters, ids in opened.items() if len(ids) >= 2)
 
 
 def _part(name: str) -> str | None:

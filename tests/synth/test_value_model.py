@@ -8,6 +8,7 @@ outside its set, a person named with words for things, a day far from today, a p
 from __future__ import annotations
 
 import random
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -272,3 +273,20 @@ def _values_at(task: Task, paths: list[str]):
         for path, value in slot_paths(owner, state):
             if path in paths:
                 yield path, value
+
+
+def test_the_letters_that_open_ids_of_one_kind_are_the_kind_and_stay():
+    """The school-bus read: student STU-40263 came back as ZRW-94304. Letters that open two or more ids name the
+    kind of record; a remapped id keeps them and takes new digits."""
+    from rods.synth.values import ValueRemapper
+
+    sys.path.insert(0, str(EXAMPLES / "school_bus"))
+    try:
+        seeds = read_tasks(EXAMPLES / "school_bus" / "seeds.jsonl")
+        model = graph_for(seeds[0].environment, seeds).values
+        assert {"STU", "BUS", "DRV"} <= model.id_letters
+        remapper = ValueRemapper(random.Random(3), frozenset(), avoid=["STU-40263"], model=model)
+        new = remapper.text("STU-40263")
+        assert re.fullmatch(r"STU-\d{5}", new) and new != "STU-40263", new
+    finally:
+        sys.path.remove(str(EXAMPLES / "school_bus"))
