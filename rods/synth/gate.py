@@ -23,6 +23,7 @@ from rods.envs.domain import domain_of_task
 from rods.envs.validation import describe, validate_task
 from rods.reward import score
 from rods.synth.api_graph import graph_for
+from rods.synth.dates import as_date
 from rods.synth.profile import (
     ComplexityProfile,
     Trace,
@@ -78,13 +79,15 @@ def copied_values(seed: Task, variant: Task, produced: set[str] = frozenset()) -
 
 def scenery(seed: Task) -> frozenset[str]:
     """JSON texts of the seed's state values its task neither passes nor names: the world a recast keeps as it was
-    (`rods.synth.recast.touched_values`), which is therefore no copy."""
+    (`rods.synth.recast.touched_values`), which is therefore no copy; and the seed's dates, which a recast moves
+    all alike by whole weeks (a date moved onto another of the seed's is no copy of it)."""
     from rods.synth.mentions import message_text
     from rods.synth.recast import said_values, touched_values
 
     said = said_values(c for turn in parse_ground_truth(seed) for c in turn)
     touched = touched_values(seed.initial_config, said, message_text(seed.question))
-    return frozenset(json.dumps(v) for v in leaves(seed.initial_config) if not isinstance(v, bool) and v not in touched)
+    return frozenset(json.dumps(v) for v in [*leaves(seed.initial_config), *said] if not isinstance(v, bool)
+                     and (v not in touched or as_date(v) is not None))
 
 
 def returned_values(trace: Trace) -> set[str]:

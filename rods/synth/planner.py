@@ -265,6 +265,14 @@ def sequence_proposal_model(options: tuple[tuple[str, ...], ...],
     )
 
 
+def _written(value: Any, text: str) -> bool:
+    """Whether the messages write a value (an id, a name, a number as its digits)."""
+    if isinstance(value, str):
+        return value.lower() in text.lower()
+    written = str(int(value)) if float(value).is_integer() else str(value)
+    return written in text.replace(",", "")
+
+
 class Planner:
     """Samples plans for a seed (see the module docstring)."""
 
@@ -368,17 +376,21 @@ class Planner:
         if not any(is_distinctive(v, words) and v not in info.keep
                    for state in info.base_config.values() for v in config_values(state)):
             return False
-        # and it has something that makes another errand (a person, an id, a number, a date): else it stays the seed
+        # and it has something that makes another errand (a person, an id, a number, a date) that the state holds or
+        # the user says: an id only a call makes (a new page's) comes out as it was, and the recast as its seed
         said = said_values(info.trace.calls)
-        touched = touched_values(info.base_config, said, message_text(seed.question))
-        return any(is_distinctive(v, words) for v in touched) or bool(seed_dates(leaves(info.base_config)))
+        text = message_text(seed.question)
+        touched = touched_values(info.base_config, said, text)
+        held = {json.dumps(v) for v in leaves(info.base_config)}
+        return any(is_distinctive(v, words) and (json.dumps(v) in held or _written(v, text)) for v in touched) \
+            or bool(seed_dates(leaves(info.base_config)))
 
     def _world(self, seed: Task, info: SeedAnalysis, local: random.Random,
                recast: bool = False) -> tuple[ValueRemapper, dict[str, Any]]:
         """A variant's remapper and new initial config: the seed's (with its classes' defaults) remapped, then its
         domain's last edit (`Domain.adjust_config`); `plan` and `recast` both start from it. A `recast` keeps its
-        seed's words true (`ValueRemapper.like_seed`) and carries all its dates, so they move by weeks that put
-        none on another (`rods.synth.recast.free_shift`)."""
+        seed's words true (`ValueRemapper.like_seed`) and moves all its dates by the same one to four weeks, a move
+        that puts no date on another first (`rods.synth.recast.free_shift`)."""
         remapper = ValueRemapper(local, vocabulary_of(seed.environment), info.avoid, jitter=self.config.jitter,
                                  keep=info.keep, prose=self.graph.prose, field_texts=self.graph.field_texts,
                                  model=self.graph.values)

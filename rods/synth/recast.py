@@ -211,6 +211,9 @@ def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, A
             call.name, {p: new(v, call.name, p, reads) for p, v in call.arguments.items()},
             tuple(new(v, call.name, "", reads) for v in call.args), bindings, turn=trace.turn_of[j],
             original=call.name, changed=trace.changed[j] if trace.changed else None))
+    for call in calls:  # once every person is renamed: what a call says of them (a new applicant's email) follows
+        call.arguments = {p: follow_people(v, remapper.people) for p, v in call.arguments.items()}
+        call.args = tuple(follow_people(v, remapper.people) for v in call.args)
     return calls
 
 
@@ -367,15 +370,15 @@ def hollow_reads(seed: Trace, trace: Trace) -> list[int]:
             if not seed.changed[j] and hollow(trace, j) and not hollow(seed, j)]
 
 
-def free_shift(dates: Iterable[dt.date], drawn: int) -> int:
-    """A move of whole weeks that puts no date of the seed on another of its dates (weekly performances moved by
-    two weeks would copy the seed's later ones: the gate refuses a copied value): the drawn one if it does, else
-    the nearest that does, up to a year away; the drawn one if none does."""
+def free_shift(dates: Iterable[dt.date], drawn: int, weeks: int = 4) -> int:
+    """A move of one to `weeks` whole weeks that puts no date of the seed on another of its dates (weekly
+    performances moved by two weeks would name the seed's later ones): the drawn one if it does, else the nearest
+    that does; the drawn one if none does (a move is kept short so that a season stays a season: a "holiday
+    adoption event" moved from December to September; the gate takes a date moved onto another for no copy)."""
     days = set(dates)
-    for weeks in sorted(range(-52, 53), key=lambda w: (abs(7 * w - drawn), -w * drawn)):
-        shift = 7 * weeks
-        if weeks and not any(d + dt.timedelta(days=shift) in days for d in days):
-            return shift
+    for move in sorted([w for w in range(-weeks, weeks + 1) if w], key=lambda w: (abs(7 * w - drawn), -w * drawn)):
+        if not any(d + dt.timedelta(days=7 * move) in days for d in days):
+            return 7 * move
     return drawn
 
 
