@@ -537,6 +537,8 @@ class ValueRemapper:
             return text
         if text in self.texts:
             return self.texts[text]
+        if self.touched is not None and _numbered_phrase(text):
+            return self._renumbered(text)
         if role is None and is_distinctive(text, self.vocabulary):
             new = self._whole(text, owner, at)
             if new is not None:
@@ -558,6 +560,24 @@ class ValueRemapper:
         if compound is not None:
             return compound
         return _WORD.sub(lambda m: self._token(m.group(0)), text)
+
+    def _renumbered(self, text: str) -> str:
+        """For a recast, a phrase with numbers in it (an address, "14 Larch Street") with new numbers of as many
+        digits and its words as they were: its words re-drawn made "14 Quizzes Events"."""
+        def digits(match: re.Match) -> str:
+            run = match.group(0)
+            if run not in self.digits:
+                first = "0123456789" if run[0] == "0" and len(run) > 1 else "123456789"
+                taken = {run, *self.digits.values()}
+                for _ in range(100):
+                    new = self.rng.choice(first) + "".join(self.rng.choice("0123456789") for _ in run[1:])
+                    if new not in taken:
+                        break
+                self.digits[run] = new
+            return self.digits[run]
+
+        self.texts[text] = re.sub(r"\d+", digits, text)
+        return self.texts[text]
 
     def _compound(self, text: str) -> str | None:
         """A name joined of two or more distinctive words, by one new word of its own with the kept parts:
@@ -800,6 +820,13 @@ def within(number: int | float, low: float, high: float) -> int | float:
 
 
 @lru_cache(maxsize=8192)
+def _numbered_phrase(text: str) -> bool:
+    """A phrase of words with a number in it ("14 Larch Street", "Flat 2, 9 Elm Road"): two words of three letters
+    or more and a run of digits; no id ("STU-40263") and no date in it."""
+    return bool(re.search(r"\d", text)) and len(re.findall(r"[A-Za-z]{3,}", text)) >= 2 and " " in text.strip() \
+        and as_date(text) is None and not _ISO_DAY.search(text)
+
+
 def _lower_words(text: str) -> tuple[str, ...]:
     """The words of a text, lower case (every plan checks the same known texts against its seed)."""
     return tuple(w.lower() for w in _WORD.findall(text))

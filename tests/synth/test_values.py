@@ -256,3 +256,14 @@ def test_a_recast_s_numbers_stay_apart_and_its_small_counts_stay():
         new = [remapper.number(v) for v in (18000, 20000, 25000)]
         assert len(set(new)) == 3 and not set(new) & {18000, 20000, 25000}, new
         assert remapper._by_slot(Slot("quantity", low=1, high=2), 2, None) == 2
+
+
+def test_a_recast_s_address_gets_new_numbers_and_keeps_its_words():
+    """The animal-shelter read: a new applicant's "14 Larch Street" came back as "14 Quizzes Events"."""
+    import random
+
+    remapper = ValueRemapper(random.Random(1), frozenset(), avoid=["14 Larch Street"])
+    remapper.touched = frozenset(["14 Larch Street"])
+    new = remapper.text("14 Larch Street")
+    assert re.fullmatch(r"[1-9]\d Larch Street", new) and new != "14 Larch Street", new
+    assert remapper.text("14 Larch Street") == new  # the same address the same everywhere
