@@ -41,9 +41,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--ablation", choices=["no_rewrite", "no_narrative", "no_feedback_repair"], default=None)
     p.add_argument("--augment", type=float, default=0.0,
                    help="chance to turn a basic variant into miss_func/miss_param")
-    p.add_argument("--recast", type=float, default=0.5,
+    p.add_argument("--recast", type=float, default=None,
                    help="share of variants that are recasts: the seed's own calls and words in a new world "
-                   "(default 0.5; 0: every variant re-planned)")
+                   "(default: 1 with --llm template, 0.5 with a model; 0: every variant re-planned, the paper's "
+                   "pipeline)")
     p.add_argument("--vary-counts", action="store_true",
                    help="let a variant drop a read call without data flow (default: the seed's call counts)")
     p.add_argument("--seed", type=int, default=0, help="random seed")

@@ -229,7 +229,15 @@ class Pipeline:
         if episode is not None:
             return self._slice_variant(seed, episode, index, rng, stats)
         if self._recasts(seed, rng, stats):
-            return self._recast(seed, index, rng, stats)
+            try:
+                return self._recast(seed, index, rng, stats)
+            except Rejected as rejected:
+                if rejected.reason != "recast:unchanged":
+                    raise
+                # nothing of the seed's own could change (its ids are the environment's, its amount the only one
+                # its seeds show): re-planned, as a seed with nothing to recast is
+                stats.strategies["recast"] -= 1
+                stats.recast_unavailable += 1
         stats.strategies["replan"] += 1
         seed_profile = self.planner_for(seed.environment).analyze(seed).profile
         plan, execution, attempts = self._plan_and_execute(seed, index, rng, seed_profile, stats)
@@ -263,7 +271,7 @@ class Pipeline:
         not change (`Planner.can_recast`: its state is the environment's own) is
         re-planned, counted in `recast_unavailable`.
         """
-        share = self.config.recast
+        share = self.recast_share
         if share <= 0 or (share < 1 and random.Random(str(rng.getstate()[1][:16])).random() >= share):
             return False
         if not self.planner_for(seed.environment).can_recast(seed):
@@ -271,10 +279,19 @@ class Pipeline:
             return False
         return True
 
+    @property
+    def recast_share(self) -> float:
+        """`SynthConfig.recast`, or when unset 1 with the template backend (its re-planned requests are parts put
+        together) and 0.5 with a model that writes requests."""
+        if self.config.recast is not None:
+            return self.config.recast
+        return 1.0 if self.backend.name == "template" else 0.5
+
     def _recast(self, seed: Task, index: int, rng: random.Random, stats: SynthStats) -> Task:
         """A recast variant (`rods.synth.recast`): the seed's plan and words in a new world, through every check
         (execution, coherence, the judge, the gate). No model writes anything, so the judge gives no model's
-        verdict: the words are the seed's. Any rejection is counted as `recast:<why>`, never re-planned."""
+        verdict: the words are the seed's. Any rejection is counted as `recast:<why>`, never re-planned, but
+        `recast:unchanged` (nothing of the seed's own could change), which `_variant` re-plans."""
         stats.strategies["recast"] += 1
         try:
             return self._recast_checked(seed, index, rng, stats)
