@@ -85,7 +85,8 @@ def scenery(seed: Task) -> frozenset[str]:
     from rods.synth.recast import said_values, touched_values
 
     said = said_values(c for turn in parse_ground_truth(seed) for c in turn)
-    touched = touched_values(seed.initial_config, said, message_text(seed.question))
+    touched = touched_values(seed.initial_config, said, message_text(seed.question),
+                             graph_for(seed.environment).values.people)
     return frozenset(json.dumps(v) for v in [*leaves(seed.initial_config), *said] if not isinstance(v, bool)
                      and (v not in touched or as_date(v) is not None))
 

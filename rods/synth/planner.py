@@ -380,7 +380,7 @@ class Planner:
         # the user says: an id only a call makes (a new page's) comes out as it was, and the recast as its seed
         said = said_values(info.trace.calls)
         text = message_text(seed.question)
-        touched = touched_values(info.base_config, said, text)
+        touched = touched_values(info.base_config, said, text, self.graph.values.people)
         held = {json.dumps(v) for v in leaves(info.base_config)}
         return any(is_distinctive(v, words) and (json.dumps(v) in held or _written(v, text)) for v in touched) \
             or bool(seed_dates(leaves(info.base_config)))
@@ -401,7 +401,8 @@ class Planner:
             weeks = (abs(remapper.shift) // 7 - 1) % 4 + 1
             remapper.shift = free_shift(seed_dates([*leaves(info.base_config), *said]),
                                         7 * weeks * (1 if remapper.shift > 0 else -1))
-            remapper.touched = touched_values(info.base_config, said, message_text(seed.question))
+            remapper.touched = touched_values(info.base_config, said, message_text(seed.question),
+                                               self.graph.values.people)
         config = {cls: remapper.remap(value, cls) for cls, value in info.base_config.items()}
         if recast:
             config = {cls: follow_people(value, remapper.people) for cls, value in config.items()}

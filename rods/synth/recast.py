@@ -106,7 +106,7 @@ def said_values(calls: Iterable[ToolCall]) -> list[Any]:
     return [v for c in calls for v in leaves([*c.args, *c.arguments.values()])]
 
 
-def touched_values(state: Any, said: Iterable[Any], text: str) -> frozenset:
+def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset[str] = frozenset()) -> frozenset:
     """The values a recast changes, so that it is another errand: the people, codes and ids (values with digits)
     its seed's calls pass (`said`) or its messages name (a person by the whole name or one of its words), and the
     numbers its messages write, wherever the state holds them (`leaves`, map keys too); dates move anyway.
@@ -114,7 +114,8 @@ def touched_values(state: Any, said: Iterable[Any], text: str) -> frozenset:
     averages, a category), which the recast keeps: re-drawn, it made word salad and broke the relations between
     numbers a reader checks. A number the calls pass that no message writes is worked out (half a price read
     from the state, a price the agent looks up) or said in words ("double-sided": 2): re-drawn, it no longer
-    matched what it came from."""
+    matched what it came from. `people`: the names the environment's value model knows for people's (its seeds'
+    tenants named Kwame or Aroha, whom no name generator knows)."""
     said = [v for v in said if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
     named = set(re.findall(r"[A-Z][\w'-]{2,}", text))
     flat = text.replace(",", "")
@@ -123,7 +124,7 @@ def touched_values(state: Any, said: Iterable[Any], text: str) -> frozenset:
         if isinstance(value, bool) or value in out:
             continue
         if isinstance(value, str) and value.strip():
-            if is_person_name(value):
+            if is_person_name(value, people):
                 if value in said or named & set(value.split()):
                     out.add(value)
             elif any(c.isdigit() for c in value) and (value in said or re.search(

@@ -301,7 +301,8 @@ def _field_slot(model: ValueModel, owner: str, path: str, values: list[Any], rep
     distinct = set(texts)
     people = [v for v in distinct if is_person_name(v)]
     if role_of(name) in ("person", "first", "last") and any(name_shaped(v) for v in distinct) \
-            and not any(_ID.fullmatch(v) for v in distinct) or (len(people) * 3 >= len(distinct) * 2 and people):
+            and not any(_ID.fullmatch(v) for v in distinct) or (len(people) * 3 >= len(distinct) * 2 and people) \
+            or _full_names(distinct, people):
         model.people |= distinct
         return Slot("person", part=_part(name))
     if distinct <= keys and not declared:
@@ -332,6 +333,15 @@ def _id_letters(values: Iterable[Any]) -> frozenset[str]:
         if match:
             opened[match.group(1)].add(value)
     return frozenset(letters for letters, ids in opened.items() if len(ids) >= 2)
+
+
+def _full_names(distinct: set[str], people: list[str]) -> bool:
+    """Whether a field's values are people's full names though many first names are none a name generator knows
+    (Kwame, Aroha, Mei-Ling, Sofía: a storage facility's tenants): three or more values, every one two to four
+    capitalised words with no word for a thing, and at least a third of them with a first name we know."""
+    return len(distinct) >= 3 and len(people) * 3 >= len(distinct) and all(
+        name_shaped(v) and 2 <= len(v.split()) <= 4 and not has_thing_word(v) and not any(c.isdigit() for c in v)
+        for v in distinct)
 
 
 def _part(name: str) -> str | None:

@@ -290,3 +290,20 @@ def test_the_letters_that_open_ids_of_one_kind_are_the_kind_and_stay():
         assert re.fullmatch(r"STU-\d{5}", new) and new != "STU-40263", new
     finally:
         sys.path.remove(str(EXAMPLES / "school_bus"))
+
+
+def test_people_whose_first_names_no_generator_knows_are_people_by_their_names_shape():
+    """The self-storage read: tenants named Kwame Mensah, Aroha Ngata, Mei-Ling Chen, Sofía Castillo (12 of 27 first
+    names unknown to Faker) made the field 'other', and their names came back as 'Orders Proofsć'."""
+    tenants = ["Kwame Mensah", "Aroha Ngata", "Mei-Ling Chen", "Sofía Castillo", "Carlos Mendoza", "Hannah Goldberg",
+               "Lukas Becker", "Yuki Tanaka", "Olusegun Adeyemi"]
+    state = {"tenants": {f"T-{1000 + i}": {"name": n, "unit": f"A-{10 + i}"} for i, n in enumerate(tenants)}}
+    task = Task.model_validate({"id": "t-0", "category": "base", "environment": "st:Storage",
+                                "question": [[{"role": "user", "content": "hi"}]], "ground_truth": [[]],
+                                "initial_config": {"st:Storage": state}})
+    model = ValueModel.infer([task], {})
+    assert model.field("st:Storage/tenants/*/name").kind == "person"
+    titles = {"tenants": {f"T-{i}": {"name": t} for i, t in enumerate(
+        ["Harbor Trip", "Garden Plan", "Winter Reading", "Tax Receipts"])}}
+    task = task.model_copy(update={"initial_config": {"st:Storage": titles}})
+    assert ValueModel.infer([task], {}).field("st:Storage/tenants/*/name").kind != "person"
