@@ -51,7 +51,15 @@ from typing import TYPE_CHECKING, Any
 from rods.envs.domain import domain_of
 from rods.envs.vocabulary import NAMES, NOUNS, PLACES, SURNAMES, WORD as _WORD
 from rods.synth.dates import as_date, shift_date
-from rods.synth.people import company_suffixes, gender_of, gendered_firsts, name_shaped, people_pools, titled
+from rods.synth.people import (
+    company_suffixes,
+    gender_of,
+    gendered_firsts,
+    is_person_name,
+    name_shaped,
+    people_pools,
+    titled,
+)
 
 if TYPE_CHECKING:
     from rods.synth.value_model import Slot, ValueModel
@@ -537,8 +545,12 @@ class ValueRemapper:
             return text
         if text in self.texts:
             return self.texts[text]
-        if self.touched is not None and _numbered_phrase(text):
-            return self._renumbered(text)
+        if self.touched is not None and as_date(text) is None and not _ISO_DAY.search(text):
+            # a recast's own value: a person by a person, anything else (an id, a card's 'crd6789', an address) with
+            # new numbers and its words as they were (its letters re-drawn made 'prototypes9167', 'website_001')
+            if is_person_name(text, self.model.people if self.model is not None else frozenset()):
+                return self.person(text)
+            return self._renumbered(text, every=_numbered_phrase(text))
         if role is None and is_distinctive(text, self.vocabulary):
             new = self._whole(text, owner, at)
             if new is not None:
@@ -561,11 +573,17 @@ class ValueRemapper:
             return compound
         return _WORD.sub(lambda m: self._token(m.group(0)), text)
 
-    def _renumbered(self, text: str) -> str:
-        """For a recast, a phrase with numbers in it (an address, "14 Larch Street") with new numbers of as many
-        digits and its words as they were: its words re-drawn made "14 Quizzes Events"."""
+    def _renumbered(self, text: str, every: bool) -> str:
+        """For a recast, a value with new numbers of as many digits and its words as they were: runs of three digits
+        or more, and in a phrase (`every`: an address, "14 Larch Street") every run (its words re-drawn made "14
+        Quizzes Events"); a year stays a plausible year. One or two digits of an id stay (a seat 'C4' is a seat
+        the hall has)."""
         def digits(match: re.Match) -> str:
             run = match.group(0)
+            if len(run) < 3 and not every:
+                return run
+            if len(run) == 4 and 1900 <= int(run) <= 2099 and run not in self.digits:
+                self.digits[run] = str(self.rng.choice([y for y in range(2024, 2036) if str(y) != run]))
             if run not in self.digits:
                 first = "0123456789" if run[0] == "0" and len(run) > 1 else "123456789"
                 taken = {run, *self.digits.values()}

@@ -5,7 +5,7 @@ import re
 
 from rods.envs.vocabulary import NOUNS
 from rods.synth.api_graph import reference_graph
-from rods.synth.people import first_names
+from rods.synth.people import first_names, is_person_name
 from rods.synth.values import ValueRemapper, is_distinctive, is_filler, is_kept_word, is_prose, leaves, vocabulary_of
 
 BFCL_WORDS = vocabulary_of("bfcl")
@@ -267,3 +267,20 @@ def test_a_recast_s_address_gets_new_numbers_and_keeps_its_words():
     new = remapper.text("14 Larch Street")
     assert re.fullmatch(r"[1-9]\d Larch Street", new) and new != "14 Larch Street", new
     assert remapper.text("14 Larch Street") == new  # the same address the same everywhere
+
+
+def test_a_recast_s_ids_and_codes_keep_their_letters_and_take_new_numbers():
+    """The BFCL read: a card 'crd6789' came back as 'prototypes9167', a booking 'booking_001' as 'website_001'. A
+    recast's own value keeps its words and takes new numbers (one or two digits of an id stay: seat 'C4'); a
+    person's name in it is a person's."""
+    import random
+
+    values = ["crd6789", "booking_001", "C4", "report_2024.txt", "Goran Petrovic"]
+    remapper = ValueRemapper(random.Random(1), frozenset(), avoid=values)
+    remapper.touched = frozenset(values)
+    card, booking, seat, report, person = (remapper.text(v) for v in values)
+    assert re.fullmatch(r"crd\d{4}", card) and card != "crd6789", card
+    assert re.fullmatch(r"booking_\d{3}", booking) and booking != "booking_001", booking
+    assert seat == "C4"
+    assert re.fullmatch(r"report_20(2[4-9]|3[0-5])\.txt", report) and report != "report_2024.txt", report
+    assert is_person_name(person) and person != "Goran Petrovic", person
