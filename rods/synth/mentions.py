@@ -47,6 +47,9 @@ DATE_FORMS = ("{d} {B}", "{d} {b}", "{o} {B}", "{o} {b}", "{B} {d}", "{b} {d}", 
               "{d} {B} {Y}", "{d} {b} {Y}", "{o} {B} {Y}", "{d} {B}, {Y}", "{B} {d}, {Y}", "{B} {d} {Y}",
               "{b} {d}, {Y}", "{b} {d} {Y}", "{B} {o}, {Y}", "{B} {o} {Y}", "{o} of {B} {Y}", "{o} of {B}, {Y}",
               "the {o}")
+#: A month of a year, said of a date's month: moved with it where the date moves to another month, and the month's
+#: name left alone is a leftover ("the 13th of next month, which is November" of a date moved into December).
+MONTH_FORMS = ("{B} of {Y}", "{B} {Y}", "{B}, {Y}")
 #: Numeric forms of a date that could be day-first or month-first: found, never guessed at (a leftover).
 NUMERIC_DATES = ("{d}/{m}/{Y}", "{m}/{d}/{Y}", "{dd}/{mm}/{Y}", "{mm}/{dd}/{Y}", "{d}.{m}.{Y}", "{Y}/{mm}/{dd}",
                  "{d}/{m}", "{m}/{d}")
@@ -222,6 +225,11 @@ class Mentions:
                 self._add(form.format(**parts0), form.format(**parts1))
         for form in NUMERIC_DATES:
             self.tells.append(re.compile(_pattern(form.format(**_date_parts(old)), True)))
+        if (old.year, old.month) != (new.year, new.month):  # "next month, which is November": the month moved too
+            parts0, parts1 = _date_parts(old), _date_parts(new)
+            for form in MONTH_FORMS:
+                self._add(form.format(**parts0), form.format(**parts1))
+            self.tells.append(re.compile(rf"(?<!\w){parts0['B']}(?!\w)"))
 
     def _number(self, old: int | float, new: int | float, low: str) -> None:
         if float(old).is_integer():  # a number spelled out: found, not rewritten

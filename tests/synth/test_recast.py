@@ -136,6 +136,10 @@ def test_mentions_handle_the_usual_forms_and_find_the_rest():
     assert mentions.apply("Due 25/04/2026, fifty of them.")[1] == ["25/04/2026", "fifty"]
     assert mentions.apply("PF-1250 at 12:50")[0] == "PF-1250 at 12:50"  # a number inside an id or a time is none
     assert spelled(25) == ["twenty-five", "twenty five"]
+    # a date moved into another month takes its month with it; the old month's name alone is a leftover
+    moved = Mentions.of([("2026-11-15", "2026-12-13")], {}, frozenset(), "the 15th, which is November of 2026")
+    assert moved.apply("the 15th, which is November of 2026") == ("the 13th, which is December of 2026", [])
+    assert moved.apply("the 15th of next month (November)")[1] == ["November"]
 
 
 def test_a_number_said_as_part_of_a_kept_value_stays_and_only_written_numbers_are_touched():
