@@ -16,6 +16,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from faker.providers.person.en_US import Provider as People
+
 from rods.envs.bfcl.classes import default_state
 from rods.envs.vocabulary import NOUNS
 
@@ -103,10 +105,15 @@ def _dir_path(root: Any, target: Any) -> list[str] | None:
 
 
 def rename_unchanged_root(config: dict[str, dict[str, Any]], seed_config: dict[str, Any], rng: random.Random) -> None:
-    """A file system made only of environment words would come out unchanged: rename its top directory."""
+    """A file system made only of environment words would come out unchanged: rename its top directory (a user's
+    home named for its user, 'alex', after another user: "I am referrals_applications" read as no one's name)."""
     fs = config.get("GorillaFileSystem")
     root = (fs or {}).get("root")
     if fs is None or not isinstance(root, dict) or len(root) != 1 or fs != seed_config.get("GorillaFileSystem"):
         return
-    ((_, node),) = root.items()
+    ((name, node),) = root.items()
+    firsts = sorted(n.lower() for n in People.first_names if n.isalpha())
+    if name in firsts:  # a user's home named for its user ('alex': "I am alex"): another user's
+        fs["root"] = {rng.choice([n for n in firsts if n != name]): node}
+        return
     fs["root"] = {f"{rng.choice(NOUNS)}_{rng.choice(NOUNS)}": node}
