@@ -585,7 +585,9 @@ class ValueRemapper:
             if len(run) == 4 and 1900 <= int(run) <= 2099 and run not in self.digits:
                 self.digits[run] = str(self.rng.choice([y for y in range(2024, 2036) if str(y) != run]))
             if run not in self.digits:
-                first = "0123456789" if run[0] == "0" and len(run) > 1 else "123456789"
+                # the first digit of a longer run stays (an area code's, a card's issuer's, a floor's), a house
+                # number's is drawn
+                first = run[0] if len(run) >= 3 else "123456789"
                 taken = {run, *self.digits.values()}
                 for _ in range(100):
                     new = self.rng.choice(first) + "".join(self.rng.choice("0123456789") for _ in run[1:])
@@ -757,7 +759,9 @@ class ValueRemapper:
                 if len(word) == 4 and 1900 <= int(word) <= 2099:  # a year stays a plausible year
                     self.digits[word] = self._fresh(lambda: str(self.rng.randint(2024, 2035)))
                 else:
-                    self.digits[word] = self._fresh(lambda: "".join(self.rng.choice("0123456789") for _ in word))
+                    # the first digit stays: an area code's, a card's issuer's, a floor's (unit B-207 stays on floor 2)
+                    self.digits[word] = self._fresh(lambda: word[0] + "".join(self.rng.choice("0123456789")
+                                                                              for _ in word[1:]))
             return self.digits[word]
         low = word.lower()
         if low not in self.words:

@@ -233,12 +233,14 @@ def _only_values_differ(before: Task, after: Task, seed: Task, variant: Task) ->
 def test_recasts_keep_their_seed_s_calls_and_words_and_change_its_values(recasts, key):
     seeds, accepted, report = recasts[key]
     by_id = {s.id: s for s in seeds}
-    assert accepted, (key, report["rejections"])
-    assert report["strategies"]["recast"]["accepted"] == len(accepted)
+    recast = [v for v in accepted if v.provenance.strategy == "recast"]
+    assert recast, (key, report["rejections"])
+    assert report["strategies"]["recast"]["accepted"] == len(recast)
+    # a variant drawn as a recast is re-planned only where nothing of its seed's own could change
+    assert len(accepted) - len(recast) <= report["recast_unavailable"]
     words = vocabulary_of(key)
-    for variant in accepted:
+    for variant in recast:
         seed = by_id[variant.provenance.parent_id]
-        assert variant.provenance.strategy == "recast"
         assert validate_task(variant) == []
         assert [c.name for t in parse_ground_truth(variant) for c in t] == [c.name for t in parse_ground_truth(seed)
                                                                              for c in t]

@@ -284,3 +284,9 @@ def test_a_recast_s_ids_and_codes_keep_their_letters_and_take_new_numbers():
     assert seat == "C4"
     assert re.fullmatch(r"report_20(2[4-9]|3[0-5])\.txt", report) and report != "report_2024.txt", report
     assert is_person_name(person) and person != "Goran Petrovic", person
+    # the first digit of a longer run stays: no area code 114 (the self-storage read), unit B-207 stays on floor 2
+    for value in ("503-555-0142", "B-207"):
+        for remap in (remapper, ValueRemapper(random.Random(2), frozenset(), avoid=[value])):
+            remap.touched = frozenset([value]) if remap is remapper else None
+            new = remap.text(value)
+            assert new != value and [r[0] for r in re.findall(r"\d+", new)] == [r[0] for r in re.findall(r"\d+", value)]
