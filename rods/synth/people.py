@@ -225,3 +225,27 @@ def _cased(new: str, like: str) -> str:
     if like.isupper() and len(like) > 1:
         return new.upper()
     return new[:1].upper() + new[1:] if like[:1].isupper() else new
+
+
+_PRONOUNS = {"he": "male", "him": "male", "his": "male", "himself": "male",
+             "she": "female", "her": "female", "hers": "female", "herself": "female"}
+
+
+def said_gender(name: str, text: str) -> str | None:
+    """"female" or "male" as the messages speak of a person: the first he/she/him/her after a mention of the name
+    (whole, or its first word) in the same sentence, before any other capitalised word that could be someone else
+    ("Keiko Morimoto emailed that she can take the game"); None when no mention says or the mentions disagree.
+    For a first name no name list genders (Keiko, Kwame), so a recast names them as the seed's words speak."""
+    first = titled(name)[1].split()[0] if titled(name)[1].split() else ""
+    if not first:
+        return None
+    found = set()
+    for match in re.finditer(rf"(?<!\w)(?:{re.escape(name)}|{re.escape(first)})(?:'s)?(?!\w)", text):
+        rest = re.split(r"[.!?;:]", text[match.end():], maxsplit=1)[0]
+        for word in re.findall(r"[A-Za-z]+", rest):
+            if word.lower() in _PRONOUNS:
+                found.add(_PRONOUNS[word.lower()])
+                break
+            if word[:1].isupper() and word not in name.split():
+                break
+    return found.pop() if len(found) == 1 else None

@@ -59,6 +59,7 @@ from rods.synth.findings import tells_nothing
 from rods.synth.initial_config import materialize_config
 from rods.synth.mentions import message_text
 from rods.synth.parameters import TEXT_WORDS, tokens
+from rods.synth.people import is_person_name, said_gender, titled
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import (
     ComplexityProfile,
@@ -401,8 +402,11 @@ class Planner:
             weeks = (abs(remapper.shift) // 7 - 1) % 4 + 1
             remapper.shift = free_shift(seed_dates([*leaves(info.base_config), *said]),
                                         7 * weeks * (1 if remapper.shift > 0 else -1))
-            remapper.touched = touched_values(info.base_config, said, message_text(seed.question),
-                                               self.graph.values.people)
+            text = message_text(seed.question)
+            remapper.touched = touched_values(info.base_config, said, text, self.graph.values.people)
+            remapper.genders = {titled(name)[1].split()[0]: gender for name in remapper.touched
+                                if isinstance(name, str) and is_person_name(name, self.graph.values.people)
+                                and (gender := said_gender(titled(name)[1], text)) is not None}
         config = {cls: remapper.remap(value, cls) for cls, value in info.base_config.items()}
         if recast:
             config = {cls: follow_people(value, remapper.people) for cls, value in config.items()}

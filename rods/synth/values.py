@@ -321,6 +321,9 @@ class ValueRemapper:
         #: value of the state (a berth's note, a boat's name, a stock's averages) stays as the seed had it; only
         #: dates move with the rest, so their relations hold.
         self.touched: frozenset | None = None
+        #: A recast's first names -> the gender its seed's messages speak of them with (`people.said_gender`), for
+        #: first names no name list genders.
+        self.genders: dict[str, str] = {}
         self._like = random.Random(side.random())
         self._gendered: dict[str, list[str]] = {}
         self._locale: dict[str, str] = {}  # a drawn first or family name -> the country it was drawn from
@@ -444,6 +447,8 @@ class ValueRemapper:
         if slot.kind == "person" and isinstance(value, str) and role not in ("first", "last") \
                 and name_shaped(value) and not value.startswith("@"):
             return self.person(value)
+        if slot.kind == "quantity" and slot.year:  # a year stays (dates move by weeks, seasons stay)
+            return value
         if slot.kind == "quantity" and isinstance(value, (int, float)) and slot.low is not None \
                 and slot.high is not None and slot.low <= value <= slot.high:
             new = within(self.number(value), slot.low, slot.high)
@@ -494,9 +499,10 @@ class ValueRemapper:
         return self.texts[text]
 
     def _of_gender(self, first: str, locale: str) -> list[str] | None:
-        """For a recast (`like_seed`), `locale`'s first names of the gender of the seed's `first` (shuffled once), or
-        None (not a recast, or a name of either gender)."""
-        gender = gender_of(first) if self.like_seed else None
+        """For a recast (`like_seed`), `locale`'s first names of the gender of the seed's `first` as its messages speak
+        of them (`genders`) or else as name lists know it (shuffled once), or None (not a recast, or a name of either
+        gender and no pronoun)."""
+        gender = (self.genders.get(first) or gender_of(first)) if self.like_seed else None
         if gender is None:
             return None
         key = f"{locale}:{gender}"

@@ -45,3 +45,16 @@ def test_what_is_made_of_a_renamed_persons_name_is_renamed_with_it():
     # a name's word in prose counts only as a name is written; a longer word is no name
     assert follow_renames("you may rose the parking fee", people) == "you may rose the parking fee"
     assert follow_renames("parking", people) == "parking" and follow_renames("Lori", people) == "Lori"
+
+
+def test_the_messages_say_a_persons_gender_where_no_name_list_does():
+    """The youth-league read: "Keiko Morimoto emailed that she can take the game" was recast as "Daniel Ribeiro
+    emailed that she ..." (Faker's lists gender no Keiko)."""
+    from rods.synth.people import said_gender
+
+    assert said_gender("Keiko Morimoto", "Keiko Morimoto emailed that she can take it. Assign her.") == "female"
+    assert said_gender("Kwame Boateng", "Kwame Boateng told me he's switching to 20.") == "male"
+    assert said_gender("Aroha Ngata", "Aroha has waited longest, so put her on the Minnows in his spot") == "female"
+    # another person named before the pronoun: it may be theirs
+    assert said_gender("Susan Tiihonen", "Susan Tiihonen called: Benjamin has asthma, so they want him out.") is None
+    assert said_gender("Lan Nguyen", "Lan Nguyen paid") is None

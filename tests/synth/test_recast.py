@@ -118,6 +118,24 @@ def test_a_seed_is_recast_word_for_word(kennel):
     assert parse_ground_truth(variant)[0][1].arguments["owner_id"] == owner
 
 
+def test_a_person_the_messages_call_she_stays_a_woman_where_no_name_list_knows_her_name(kennel):
+    """The youth-league read: "Keiko Morimoto emailed that she ..." recast as "Daniel Ribeiro emailed that she ...".
+    Robin is a first name of either gender in the name lists: the messages say which."""
+    from rods.synth.people import gender_of
+
+    state = json.loads(json.dumps(STATE).replace("Margaret Ashworth", "Robin Ashworth"))
+    said = ["Robin Ashworth emailed that she wants booking ST-4821 checked.", "Please move it to 2026-05-02."]
+    seed = kennel_seed("kennel-k", said).model_copy(update={"initial_config": {"rc_kennel:Kennel": state},
+                                                            "ground_truth": json.loads(json.dumps(TRUTH).replace(
+                                                                "Margaret Ashworth", "Robin Ashworth"))})
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=6, workers=1, seed=3, recast=1.0))
+    variants = pipeline([seed])
+    assert variants, pipeline.report()["rejections"]
+    for variant in variants:
+        first = variant.question[0][0].content.split()[0]
+        assert gender_of(first) == "female", variant.question[0][0].content
+
+
 def test_a_value_written_in_a_form_nothing_maps_is_not_emitted(kennel):
     said = [SAID[0], "Margaret again: move it from the 25/04/2026 to 2026-05-02, please."]
     pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=2, workers=1, seed=1, recast=1.0))
