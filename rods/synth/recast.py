@@ -191,7 +191,8 @@ def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, A
         part = None
         if isinstance(value, str) and reads and is_distinctive(value, remapper.vocabulary):
             part = part_of(value, state)
-        if part is None and is_phrase(value) and is_distinctive(value, remapper.vocabulary):
+        if part is None and is_phrase(value) and is_distinctive(value, remapper.vocabulary) \
+                and not _names_someone(value, function, param, remapper):
             part = remapper.said_instead(value, (texts or {}).get(f"{function}.{param}", []))
         out = part if part is not None else remapper.argument(value, function, param, (owners or {}).get(function))
         if key is not None:
@@ -216,6 +217,16 @@ def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, A
         call.arguments = {p: follow_people(v, remapper.people) for p, v in call.arguments.items()}
         call.args = tuple(follow_people(v, remapper.people) for v in call.args)
     return calls
+
+
+def _names_someone(value: Any, function: str, param: str, remapper: ValueRemapper) -> bool:
+    """Whether an argument names a person or a company (by its slot in the value model, or its shape): renamed as
+    such, never swapped for what another seed passed there (a new player 'Yusuf Demir' became another seed's
+    'Amara Okafor' while the words still said Yusuf)."""
+    model = remapper.model
+    slot = model.parameter(function, param) if model is not None else None
+    return (slot is not None and slot.kind in ("person", "company")) or \
+        is_person_name(value, model.people if model is not None else frozenset())
 
 
 def part_of(term: str, state: dict[tuple[str, Any], Any]) -> str | None:
