@@ -71,6 +71,7 @@ class Slot:
     integer: bool = True
     offsets: tuple[int, int] | None = None  # date: the seeds' days from today (smallest, largest)
     part: str | None = None  # person: "first" or "last" when it holds one part of a name
+    year: bool = False  # quantity: years (a division's birth years), which stay as they are
 
     def widen(self, value: Any, today: Any) -> None:
         """Take in one more date of the seeds: its distance from their today."""
@@ -293,7 +294,8 @@ def _field_slot(model: ValueModel, owner: str, path: str, values: list[Any], rep
         if path == model.today.get(owner) or (owner in model.today and words & DATE_WORDS
                                               and all(map(is_day_number, numbers))):
             return Slot("date")
-        return Slot("quantity", low=min(numbers), high=max(numbers), integer=all(map(is_day_number, numbers)))
+        return Slot("quantity", low=min(numbers), high=max(numbers), integer=all(map(is_day_number, numbers)),
+                    year=_years(words, numbers))
     if not texts:
         return Slot("other")
     if all(as_date(v) for v in texts):
@@ -419,5 +421,12 @@ def _param_slot(model: ValueModel, key: str, spec: Mapping[str, Any], given: lis
         return Slot("person", part=_part(name))
     numbers = [v for v, _ in given if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if numbers:
-        return Slot("quantity", low=min(numbers), high=max(numbers), integer=all(map(is_day_number, numbers)))
+        return Slot("quantity", low=min(numbers), high=max(numbers), integer=all(map(is_day_number, numbers)),
+                    year=_years(pieces(name), numbers))
     return Slot("other")
+
+
+def _years(words: frozenset[str], numbers: list[Any]) -> bool:
+    """Whether a field's or parameter's numbers are years: its name says so (`birth_years`, `year`) and every number
+    is one. A remapped year of a division's birth years overlapped the next division's."""
+    return bool(words & {"year", "years"}) and all(isinstance(n, int) and 1900 <= n <= 2100 for n in numbers)

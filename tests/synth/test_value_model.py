@@ -307,3 +307,24 @@ def test_people_whose_first_names_no_generator_knows_are_people_by_their_names_s
         ["Harbor Trip", "Garden Plan", "Winter Reading", "Tax Receipts"])}}
     task = task.model_copy(update={"initial_config": {"st:Storage": titles}})
     assert ValueModel.infer([task], {}).field("st:Storage/tenants/*/name").kind != "person"
+
+
+def test_years_stay_years():
+    """The youth-league read: a division's birth years [2014, 2015] came back as [2015, 2020], over the next one's."""
+    import random
+
+    from rods.synth.values import ValueRemapper
+
+    state = {"divisions": {"U10": {"birth_years": [2016, 2017], "fee": 120}, "U12": {"birth_years": [2014, 2015],
+                                                                                    "fee": 150}}}
+    task = Task.model_validate({"id": "y-0", "category": "base", "environment": "yl:League",
+                                "question": [[{"role": "user", "content": "hi"}]], "ground_truth": [[]],
+                                "initial_config": {"yl:League": state}})
+    model = ValueModel.infer([task], {})
+    assert model.field("yl:League/divisions/*/birth_years/[]").year
+    assert not model.field("yl:League/divisions/*/fee").year
+    for seed in range(10):
+        remapper = ValueRemapper(random.Random(seed), frozenset(), avoid=[2014, 2015, 2016, 2017, 120, 150],
+                                 model=model)
+        new = remapper.remap(state, "yl:League")
+        assert [d["birth_years"] for d in new["divisions"].values()] == [[2016, 2017], [2014, 2015]]
