@@ -31,6 +31,7 @@ quantity of the seeds' size) and the coherence rule ``out_of_domain``
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
@@ -113,6 +114,7 @@ class ValueModel:
     people: frozenset[str] = frozenset()  # the people the seeds name
     companies: frozenset[str] = frozenset()  # the companies the seeds name
     id_letters: frozenset[str] = frozenset()  # the letters that open ids of one kind ('STU' of STU-40263, STU-40311)
+    fixed_dates: frozenset[str] = frozenset()  # dates two different seed states hold: the calendar's, not a task's
 
     @classmethod
     def infer(cls, tasks: Iterable[Any], docs: Mapping[str, Mapping[str, Any]],
@@ -155,6 +157,7 @@ class ValueModel:
             owner = owner_of[path]
             model.fields[path] = _field_slot(model, owner, path, values, path in repeats,
                                              by_name.get(f"{owner}/{name_of(path)}", set()), keys[owner])
+        model.fixed_dates = _fixed_dates(tasks)
         model.id_letters = _id_letters(v for path, values in seen.items() if model.fields[path].kind == "identifier"
                                        for v in values)
         for today, values in dated:  # dates: how far from today the seeds' dates lie
@@ -323,6 +326,24 @@ def _field_slot(model: ValueModel, owner: str, path: str, values: list[Any], rep
     if any(is_prose(v) for v in distinct):
         return Slot("text")
     return Slot("other")
+
+
+def _fixed_dates(tasks: list[Any]) -> frozenset[str]:
+    """ISO dates of a calendar: a map keyed by dates where two or more different seed states hold one same date (a
+    town's holidays: Memorial Day on 2026-05-25 in every state of that spring), and every date it is keyed by. No
+    errand moves them: a variant keeps them where they are (moved by weeks, Memorial Day fell on May 4). Dates of
+    records (a job's due day) move with 'today' as before."""
+    held: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for task in tasks:
+        for owner, state in task.initial_config.items():
+            if not isinstance(state, dict):
+                continue
+            key = json.dumps(state, sort_keys=True, default=str)
+            for path, value in state_slots(state, owner):
+                if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+                    held[(path, value)].add(key)
+    calendars = {path for (path, _), states in held.items() if len(states) >= 2 and path.endswith("#key")}
+    return frozenset(day for (path, day) in held if path in calendars)
 
 
 def _id_letters(values: Iterable[Any]) -> frozenset[str]:

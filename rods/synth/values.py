@@ -360,6 +360,9 @@ class ValueRemapper:
             by_id = not top and bool(value) and all(isinstance(v, (dict, list)) for v in value.values())
             out = {}
             for k, v in value.items():
+                if self.model is not None and k in self.model.fixed_dates:  # a calendar's day and what it is
+                    out[k] = v
+                    continue
                 field = top or (not by_id and is_field_key(k))
                 recast = None if field else self.recast_value(k)  # a recast's record nobody names keeps its id
                 keep = field or recast is not None
@@ -472,6 +475,8 @@ class ValueRemapper:
         """A date or day number moved by the variant's `shift` (the same move for every date, so each stays as far
         from today and from the others as in the seed)."""
         if isinstance(value, str):
+            if self.model is not None and value in self.model.fixed_dates:  # the calendar's own (a holiday)
+                return value
             if value not in self.texts:
                 self.texts[value] = shift_date(value, self.shift)
             return self.texts[value]
@@ -493,8 +498,14 @@ class ValueRemapper:
         first = words[0].lower()
         locale = self._locale.get(self.words.get(first, "")) or self._next_locale()
         firsts, lasts = self._people[locale]
-        new = [self._named_from(words[0], self._of_gender(words[0], locale) or firsts, locale)]
-        new += [w if len(w) <= 3 and w.islower() else self._named_from(w, lasts, locale) for w in words[1:]]
+        new = []
+        for i, word in enumerate(words):
+            if i and (word in _JOINS or (len(word) <= 3 and word.islower())):  # "and", "&", "van", "de"
+                new.append(word)
+            elif i == 0 or words[i - 1] in _JOINS:  # a first name, also after "and": "Tomasz and Ewa Novak"
+                new.append(self._named_from(word, self._of_gender(word, locale) or firsts, locale))
+            else:
+                new.append(self._named_from(word, lasts, locale))
         self.texts[text] = self.people[text] = " ".join(new)
         return self.texts[text]
 
@@ -847,7 +858,10 @@ def within(number: int | float, low: float, high: float) -> int | float:
     return int(round(folded)) if isinstance(number, int) else round(folded, max(_decimals(number), 1))
 
 
-@lru_cache(maxsize=8192)
+#: Words that join two people's names in one ("Tomasz and Ewa Novak", "Kenji & Aiko Watanabe").
+_JOINS = frozenset({"and", "&", "und", "et", "y", "e"})
+
+
 def _numbered_phrase(text: str) -> bool:
     """A phrase of words with a number in it ("14 Larch Street", "Flat 2, 9 Elm Road"): two words of three letters
     or more and a run of digits; no id ("STU-40263") and no date in it."""
@@ -855,6 +869,7 @@ def _numbered_phrase(text: str) -> bool:
         and as_date(text) is None and not _ISO_DAY.search(text)
 
 
+@lru_cache(maxsize=8192)
 def _lower_words(text: str) -> tuple[str, ...]:
     """The words of a text, lower case (every plan checks the same known texts against its seed)."""
     return tuple(w.lower() for w in _WORD.findall(text))

@@ -328,3 +328,27 @@ def test_years_stay_years():
                                  model=model)
         new = remapper.remap(state, "yl:League")
         assert [d["birth_years"] for d in new["divisions"].values()] == [[2016, 2017], [2014, 2015]]
+
+
+def test_a_calendar_the_seeds_share_stays_where_it_is_and_records_dates_move():
+    """The permit-office read: holidays keyed by date moved by weeks (Memorial Day on May 4). A map keyed by dates
+    that two different seed states share a date of is a calendar; a record's date (an inspection) still moves."""
+    import random
+
+    from rods.synth.values import ValueRemapper
+
+    def state(today: str, holidays: dict, inspection: str) -> dict:
+        return {"today": today, "holidays": holidays, "inspections": {"IN-1": {"date": inspection}}}
+
+    spring = {"2026-05-25": "Memorial Day", "2026-07-03": "Independence Day (observed)"}
+    states = [state("2026-05-19", spring, "2026-05-27"), state("2026-06-02", {**spring, "2026-06-19": "Juneteenth"},
+                                                                "2026-06-04")]
+    tasks = [Task.model_validate({"id": f"p-{i}", "category": "base", "environment": "po:Office",
+                                  "question": [[{"role": "user", "content": "hi"}]], "ground_truth": [[]],
+                                  "initial_config": {"po:Office": s}}) for i, s in enumerate(states)]
+    model = ValueModel.infer(tasks, {})
+    assert model.fixed_dates == {"2026-05-25", "2026-07-03", "2026-06-19"}
+    remapper = ValueRemapper(random.Random(0), frozenset(), model=model)
+    new = remapper.remap(states[1], "po:Office")
+    assert new["holidays"] == states[1]["holidays"]
+    assert new["today"] != "2026-06-02" and new["inspections"]["IN-1"]["date"] != "2026-06-04"

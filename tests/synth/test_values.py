@@ -290,3 +290,13 @@ def test_a_recast_s_ids_and_codes_keep_their_letters_and_take_new_numbers():
             remap.touched = frozenset([value]) if remap is remapper else None
             new = remap.text(value)
             assert new != value and [r[0] for r in re.findall(r"\d+", new)] == [r[0] for r in re.findall(r"\d+", value)]
+
+
+def test_a_couple_is_two_first_names_and_one_family_name():
+    """The permit-office read: "Tomasz and Ewa Novak" came back with a family name for Ewa ('Capuana Tron')."""
+    import random
+
+    remapper = ValueRemapper(random.Random(1), frozenset())
+    new = remapper.person("Tomasz and Ewa Novak").split()
+    assert len(new) == 4 and new[1] == "and" and new[0] in first_names() and new[2] in first_names(), new
+    assert remapper.person("Ewa Novak") == f"{new[2]} {new[3]}"  # the same people alone
