@@ -188,10 +188,15 @@ class Mentions:
             {"number": self.numbers, "digits": self.digits, "initial": self.initial}.get(kind, set()).add(old)
 
     def _person(self, old: str, new: str) -> None:
-        """A name, and its possessive where the new name needs another: "James'" -> "Ana's"."""
+        """A name, and its possessive where the new name needs another: "James'" -> "Ana's"; a family name also as
+        a family ("the Novaks", "the Ezes'")."""
         self._add(old, new)
         if old.endswith("s") and not new.endswith("s"):
             self._add(f"{old}'", f"{new}'s")
+        if " " not in old and old[-1:].isalpha():
+            family0, family1 = _family(old), _family(new)
+            self._add(family0, family1)
+            self._add(f"{family0}'", f"{family1}'")
 
     def _text(self, old: str, new: str, low: str) -> None:
         day0, day1 = as_date(old), as_date(new)
@@ -278,6 +283,11 @@ def recast_question(question: list[list[dict[str, Any]]], mentions: Mentions) ->
             messages.append({**message, "content": text})
         out.append(messages)
     return out
+
+
+def _family(name: str) -> str:
+    """A family name said of the family: "Novak" -> "Novaks", "Eze" -> "Ezes", "Walsh" -> "Walshes"."""
+    return f"{name}es" if re.search(r"(s|x|z|ch|sh)$", name) else f"{name}s"
 
 
 def _squashed(text: str) -> str:

@@ -154,6 +154,10 @@ def test_mentions_handle_the_usual_forms_and_find_the_rest():
     assert mentions.apply("Due 25/04/2026, fifty of them.")[1] == ["25/04/2026", "fifty"]
     assert mentions.apply("PF-1250 at 12:50")[0] == "PF-1250 at 12:50"  # a number inside an id or a time is none
     assert spelled(25) == ["twenty-five", "twenty five"]
+    # a family name is said of the family too ("the Novaks"; the permit-office read kept them for the Trons')
+    family = Mentions.of([], {"Tomasz and Ewa Novak": "Gianni and Maria Tron"}, frozenset(),
+                         "Tomasz and Ewa Novak; the Novaks' deck")
+    assert family.apply("The Novaks' deck: Ewa Novak called.") == ("The Trons' deck: Maria Tron called.", [])
     # a date moved into another month takes its month with it; the old month's name alone is a leftover
     moved = Mentions.of([("2026-11-15", "2026-12-13")], {}, frozenset(), "the 15th, which is November of 2026")
     assert moved.apply("the 15th, which is November of 2026") == ("the 13th, which is December of 2026", [])
