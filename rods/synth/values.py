@@ -503,7 +503,14 @@ class ValueRemapper:
             if i and (word in _JOINS or (len(word) <= 3 and word.islower())):  # "and", "&", "van", "de"
                 new.append(word)
             elif i == 0 or words[i - 1] in _JOINS:  # a first name, also after "and": "Tomasz and Ewa Novak"
-                new.append(self._named_from(word, self._of_gender(word, locale) or firsts, locale))
+                gendered = self._of_gender(word, locale)
+                if self.like_seed and gendered is None and len(words) > 1:
+                    # a recast's person whose gender neither the name lists nor the seed's words tell ("Kwame
+                    # Mensah just called. ... he wants"): the first name stays, so whatever the words say of them
+                    # stays true; the family name makes them someone else
+                    new.append(word)
+                    continue
+                new.append(self._named_from(word, gendered or firsts, locale))
             else:
                 new.append(self._named_from(word, lasts, locale))
         self.texts[text] = self.people[text] = " ".join(new)

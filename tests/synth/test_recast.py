@@ -291,8 +291,9 @@ def test_recasts_keep_their_seed_s_calls_and_words_and_change_its_values(recasts
 def _old_name_words(seed: Task, variant: Task) -> list[tuple[str, str]]:
     """(word, value) where a word of a person the recast renamed is still in a value of its state or its calls (a new
     customer's email): capitalised in text, in any case inside an email or a handle."""
-    renamed = {w for old, new in paired(seed.initial_config, variant.initial_config)
-               if isinstance(old, str) and old != new and is_person_name(old) for w in old.split() if len(w) >= 3}
+    renamed = {w0 for old, new in paired(seed.initial_config, variant.initial_config)
+               if isinstance(old, str) and isinstance(new, str) and old != new and is_person_name(old)
+               for w0, w1 in zip(old.split(), new.split()) if len(w0) >= 3 and w0 != w1}
     new_names = {v for _, v in paired(seed.initial_config, variant.initial_config) if isinstance(v, str)
                  and is_person_name(v)}
     out = []

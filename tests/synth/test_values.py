@@ -300,3 +300,20 @@ def test_a_couple_is_two_first_names_and_one_family_name():
     new = remapper.person("Tomasz and Ewa Novak").split()
     assert len(new) == 4 and new[1] == "and" and new[0] in first_names() and new[2] in first_names(), new
     assert remapper.person("Ewa Novak") == f"{new[2]} {new[3]}"  # the same people alone
+
+
+def test_a_recast_keeps_a_first_name_whose_gender_nothing_tells():
+    """The permit-office read: "Kwame Mensah just called. ... he wants" (the pronoun a sentence later) became
+    "Sanaya Grewal ... he". Where neither the name lists nor the seed's words tell a gender, the first name stays
+    and the family name makes someone else; a told gender gets a name of that gender."""
+    import random
+
+    from rods.synth.people import gender_of
+
+    remapper = ValueRemapper(random.Random(1), frozenset())
+    remapper.like_seed = True
+    remapper.genders = {"Robin": "female"}
+    kwame = remapper.person("Kwame Mensah")
+    assert kwame.split()[0] == "Kwame" and kwame != "Kwame Mensah"
+    assert gender_of(remapper.person("Robin Ashworth").split()[0]) == "female"
+    assert gender_of(remapper.person("Margaret Ashworth").split()[0]) == "female"
