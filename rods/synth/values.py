@@ -574,7 +574,12 @@ class ValueRemapper:
             # new numbers and its words as they were (its letters re-drawn made 'prototypes9167', 'website_001')
             if is_person_name(text, self.model.people if self.model is not None else frozenset()):
                 return self.person(text)
-            return self._renumbered(text, every=_numbered_phrase(text))
+            new = self._renumbered(text, every=_numbered_phrase(text))
+            # short runs too where nothing else would change and the value is the seed's own ('test_image1.jpg':
+            # kept, it was a copy of the seed's); a seat 'C4' says nothing of its own and stays a seat the hall has
+            if new == text and is_distinctive(text, self.vocabulary):
+                return self._renumbered(text, every=True)
+            return new
         if role is None and is_distinctive(text, self.vocabulary):
             new = self._whole(text, owner, at)
             if new is not None:
@@ -601,7 +606,7 @@ class ValueRemapper:
         """For a recast, a value with new numbers of as many digits and its words as they were: runs of three digits
         or more, and in a phrase (`every`: an address, "14 Larch Street") every run (its words re-drawn made "14
         Quizzes Events"); a year stays a plausible year. One or two digits of an id stay (a seat 'C4' is a seat
-        the hall has)."""
+        the hall has), unless nothing else would change (`text`: 'test_image1.jpg')."""
         def digits(match: re.Match) -> str:
             run = match.group(0)
             if len(run) < 3 and not every:

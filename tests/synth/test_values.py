@@ -275,13 +275,15 @@ def test_a_recast_s_ids_and_codes_keep_their_letters_and_take_new_numbers():
     person's name in it is a person's."""
     import random
 
-    values = ["crd6789", "booking_001", "C4", "report_2024.txt", "Goran Petrovic"]
+    values = ["crd6789", "booking_001", "C4", "report_2024.txt", "Goran Petrovic", "test_image1.jpg"]
     remapper = ValueRemapper(random.Random(1), frozenset(), avoid=values)
     remapper.touched = frozenset(values)
-    card, booking, seat, report, person = (remapper.text(v) for v in values)
+    card, booking, seat, report, person = (remapper.text(v) for v in values[:5])
     assert re.fullmatch(r"crd\d{4}", card) and card != "crd6789", card
     assert re.fullmatch(r"booking_\d{3}", booking) and booking != "booking_001", booking
     assert seat == "C4"
+    image = remapper.text("test_image1.jpg")  # nothing else would change: the short run too (else a copy)
+    assert re.fullmatch(r"test_image\d\.jpg", image) and image != "test_image1.jpg", image
     assert re.fullmatch(r"report_20(2[4-9]|3[0-5])\.txt", report) and report != "report_2024.txt", report
     assert is_person_name(person) and person != "Goran Petrovic", person
     # the first digit of a longer run stays: no area code 114 (the self-storage read), unit B-207 stays on floor 2
