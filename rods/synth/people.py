@@ -249,3 +249,14 @@ def said_gender(name: str, text: str) -> str | None:
             if word[:1].isupper() and word not in name.split():
                 break
     return found.pop() if len(found) == 1 else None
+
+
+def said_genders(names: Iterable[Any], text: str, known: frozenset[str] = frozenset()) -> dict[str, str]:
+    """First name -> "female"/"male" for each person among `names` whose gender the messages tell (`said_gender`)."""
+    out = {}
+    for name in names:
+        if isinstance(name, str) and is_person_name(name, known):
+            gender = said_gender(titled(name)[1], text)
+            if gender is not None:
+                out[titled(name)[1].split()[0]] = gender
+    return out

@@ -59,7 +59,7 @@ from rods.synth.findings import tells_nothing
 from rods.synth.initial_config import materialize_config
 from rods.synth.mentions import message_text
 from rods.synth.parameters import TEXT_WORDS, tokens
-from rods.synth.people import is_person_name, said_gender, titled
+from rods.synth.people import said_genders
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import (
     ComplexityProfile,
@@ -404,9 +404,7 @@ class Planner:
                                         7 * weeks * (1 if remapper.shift > 0 else -1))
             text = message_text(seed.question)
             remapper.touched = touched_values(info.base_config, said, text, self.graph.values.people)
-            remapper.genders = {titled(name)[1].split()[0]: gender for name in remapper.touched
-                                if isinstance(name, str) and is_person_name(name, self.graph.values.people)
-                                and (gender := said_gender(titled(name)[1], text)) is not None}
+            remapper.genders = said_genders(remapper.touched, text, self.graph.values.people)
         config = {cls: remapper.remap(value, cls) for cls, value in info.base_config.items()}
         if recast:
             config = {cls: follow_people(value, remapper.people) for cls, value in config.items()}
