@@ -91,13 +91,15 @@ def _check_same_seeds(arms: list[Arm]) -> None:
 
 
 def plan_runs(arms: list[Arm], seeds: int, out: str | Path) -> list[RunSpec]:
-    """Every (arm, seed) run, arm by arm, seed 0..seeds-1, each in its own directory."""
+    """Every (arm, seed) run, each in its own directory, seed by seed (seed 0 of every arm, then seed 1, ...): a
+    comparison that spans sessions has whole seeds to compare at every stop, and all the arms of a seed use its
+    warm start before the next seed's is made."""
     if seeds < 1:
         raise ValueError(f"--seeds must be >= 1, got {seeds}")
     out = Path(out)
     runs = []
-    for arm in arms:
-        for seed in range(seeds):
+    for seed in range(seeds):
+        for arm in arms:
             run_dir = out / RUNS_DIR / arm.name / f"seed-{seed}"
             changes = [f"grpo.seed={seed}", f"output_dir={run_dir}"]
             if arm.config.warm_start.enabled and arm.config.warm_start.cache_dir is None:

@@ -13,7 +13,7 @@ def test_runs_share_a_warm_start_cache_only_when_the_arm_warm_starts(tmp_path):
     arms = [Arm("warm", Path("warm.yaml"), warm), Arm("cold", Path("cold.yaml"), cold),
             Arm("own", Path("own.yaml"), own)]
     runs = plan_runs(arms, 2, tmp_path)
-    assert [(r.arm, r.seed) for r in runs] == [(a, s) for a in ("warm", "cold", "own") for s in (0, 1)]
+    assert [(r.arm, r.seed) for r in runs] == [(a, s) for s in (0, 1) for a in ("warm", "cold", "own")]
     caches = {(r.arm, r.seed): r.config.warm_start.cache_dir for r in runs}
     assert caches[("warm", 0)] == caches[("warm", 1)] == str(tmp_path / "warm_starts")
     assert caches[("cold", 0)] is None and caches[("own", 1)] == "/elsewhere"

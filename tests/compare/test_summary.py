@@ -153,7 +153,7 @@ def test_arms_must_share_seeds_and_steps(tmp_path, base):
 def test_each_run_overrides_only_seed_and_directory(tmp_path, base):
     arms = load_arms([_arm(tmp_path / "a.yaml", base), _arm(tmp_path / "b.yaml", base)])
     runs = plan_runs(arms, 3, tmp_path / "out")
-    assert [(r.arm, r.seed) for r in runs] == [("a", 0), ("a", 1), ("a", 2), ("b", 0), ("b", 1), ("b", 2)]
+    assert [(r.arm, r.seed) for r in runs] == [("a", 0), ("b", 0), ("a", 1), ("b", 1), ("a", 2), ("b", 2)]
     for run in runs:
         assert run.run_dir == tmp_path / "out" / "runs" / run.arm / f"seed-{run.seed}"
         assert run.config.grpo.seed == run.seed and run.config.run_dir == str(run.run_dir)
