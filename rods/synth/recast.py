@@ -183,9 +183,9 @@ def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, A
     def new(value: Any, function: str, param: str, reads: bool = False) -> Any:
         key = value_key(value)
         if key is not None and key in state:
-            return state[key]
+            return same_type(value, state[key])
         if key is not None and key in said:
-            return said[key]
+            return same_type(value, said[key])
         if isinstance(value, list):
             return [new(v, function, param, reads) for v in value]
         part = None
@@ -217,6 +217,18 @@ def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, A
         call.arguments = {p: follow_people(v, remapper.people) for p, v in call.arguments.items()}
         call.args = tuple(follow_people(v, remapper.people) for v in call.args)
     return calls
+
+
+def same_type(old: Any, new: Any) -> Any:
+    """`new` as a number of `old`'s type where it is that number exactly: numbers are mapped by value (3 and 3.0
+    are one key), so a count of 3 guests took the type of a price of 3.0 the state kept ('guests=3.0')."""
+    if isinstance(new, bool) or isinstance(old, bool):
+        return new
+    if isinstance(old, int) and isinstance(new, float) and new.is_integer():
+        return int(new)
+    if isinstance(old, float) and isinstance(new, int) and not isinstance(new, bool):
+        return float(new)
+    return new
 
 
 def _names_someone(value: Any, function: str, param: str, remapper: ValueRemapper) -> bool:

@@ -65,6 +65,14 @@ KENNEL = textwrap.dedent('''
                 raise ValueError("in the past")
             self.stays[stay_id]["arrive"] = arrive
             return {"stay_id": stay_id, **self.stays[stay_id]}
+
+        @tool("write")
+        def extend_stay(self, stay_id: str, nights: int) -> dict:
+            """Add nights to a stay."""
+            if not isinstance(nights, int) or nights < 1:
+                raise ValueError("nights must be a whole number of at least 1")
+            self.stays[stay_id]["nights"] += nights
+            return {"stay_id": stay_id, **self.stays[stay_id]}
 ''')
 
 STATE = {"today": "2026-04-20",
@@ -134,6 +142,23 @@ def test_a_person_the_messages_call_she_stays_a_woman_where_no_name_list_knows_h
     for variant in variants:
         first = variant.question[0][0].content.split()[0]
         assert gender_of(first) == "female", variant.question[0][0].content
+
+
+def test_a_count_equal_to_a_price_of_the_state_stays_a_whole_number(kennel):
+    """The catering read: 'guests=3' came out as 'guests=3.0', the type of a price of 3.0 that the state kept
+    (numbers are mapped by value, and 3 == 3.0)."""
+    state = json.loads(json.dumps(STATE))
+    state["owners"]["OW-1104"]["balance"] = 2.0  # before the stays, so 2.0 is the first 2 the mapping meets
+    seed = kennel_seed("kennel-n", [SAID[0], "Margaret again: Biscuit stays 2 nights longer, please."])
+    seed = seed.model_copy(update={"initial_config": {"rc_kennel:Kennel": state}, "ground_truth": [
+        TRUTH[0], ["extend_stay(stay_id='ST-4821', nights=2)"]]})
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=4, workers=1, seed=2, recast=1.0))
+    variants = pipeline([seed])
+    assert variants, pipeline.report()["rejections"]
+    for variant in variants:
+        (extend,) = parse_ground_truth(variant)[1]
+        assert type(extend.arguments["nights"]) is int, extend
+        assert validate_task(variant) == []
 
 
 def test_a_value_written_in_a_form_nothing_maps_is_not_emitted(kennel):
@@ -267,6 +292,11 @@ def test_recasts_keep_their_seed_s_calls_and_words_and_change_its_values(recasts
         assert [c.name for t in parse_ground_truth(variant) for c in t] == [c.name for t in parse_ground_truth(seed)
                                                                              for c in t]
         assert profile_of(variant).matches(profile_of(seed)), variant.id
+        # every argument keeps its type: a count of 3 never comes out as 3.0 (numbers are mapped by value)
+        for before, after in zip([c for t in parse_ground_truth(seed) for c in t],
+                                 [c for t in parse_ground_truth(variant) for c in t]):
+            assert {p: type(v) for p, v in before.arguments.items()} == \
+                {p: type(v) for p, v in after.arguments.items()}, (variant.id, before, after)
         # what it keeps of its seed is only the world around the task: nothing its calls pass or its words name
         touched = touched_values(seed.initial_config, [v for t in parse_ground_truth(seed) for c in t
                                                        for v in leaves([*c.args, *c.arguments.values()])],
