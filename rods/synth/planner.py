@@ -58,6 +58,7 @@ from rods.synth.api_graph import APIGraph, seeds_of
 from rods.synth.findings import tells_nothing
 from rods.synth.initial_config import materialize_config
 from rods.synth.mentions import message_text
+from rods.synth.names import quoted_names, renamed
 from rods.synth.parameters import TEXT_WORDS, tokens
 from rods.synth.people import said_genders
 from rods.synth.plan import Plan, PlannedCall
@@ -384,7 +385,14 @@ class Planner:
         touched = touched_values(info.base_config, said, text, self.graph.values.people)
         held = {json.dumps(v) for v in leaves(info.base_config)}
         return any(is_distinctive(v, words) and (json.dumps(v) in held or _written(v, text)) for v in touched) \
-            or bool(seed_dates(leaves(info.base_config)))
+            or bool(seed_dates(leaves(info.base_config))) or bool(self._chosen_names(info, text, random.Random(0)))
+
+    def _chosen_names(self, info: SeedAnalysis, text: str, rng: random.Random) -> dict[str, str]:
+        """The names the seed's user chose (quoted, passed by a call) -> another user's names for them
+        (`rods.synth.names`)."""
+        model = self.graph.values
+        world = [info.base_config, [[*c.args, c.arguments] for c in info.trace.calls]]
+        return renamed(quoted_names(info.trace.calls, text, model), model, world, text, rng)
 
     def _world(self, seed: Task, info: SeedAnalysis, local: random.Random,
                recast: bool = False) -> tuple[ValueRemapper, dict[str, Any]]:
@@ -403,7 +411,9 @@ class Planner:
             remapper.shift = free_shift(seed_dates([*leaves(info.base_config), *said]),
                                         7 * weeks * (1 if remapper.shift > 0 else -1))
             text = message_text(seed.question)
-            remapper.touched = touched_values(info.base_config, said, text, self.graph.values.people)
+            remapper.names = self._chosen_names(info, text, random.Random(str(local.getstate()[1][:4])))
+            remapper.touched = touched_values(info.base_config, said, text, self.graph.values.people) \
+                | frozenset(remapper.names)
             remapper.genders = said_genders(remapper.touched, text, self.graph.values.people)
         config = {cls: remapper.remap(value, cls) for cls, value in info.base_config.items()}
         if recast:

@@ -188,6 +188,8 @@ def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, A
             return same_type(value, said[key])
         if isinstance(value, list):
             return [new(v, function, param, reads) for v in value]
+        if isinstance(value, str) and value in remapper.names:
+            return remapper.names[value]
         part = None
         if isinstance(value, str) and reads and is_distinctive(value, remapper.vocabulary):
             part = part_of(value, state)

@@ -115,6 +115,9 @@ class ValueModel:
     companies: frozenset[str] = frozenset()  # the companies the seeds name
     id_letters: frozenset[str] = frozenset()  # the letters that open ids of one kind ('STU' of STU-40263, STU-40311)
     fixed_dates: frozenset[str] = frozenset()  # dates two different seed states hold: the calendar's, not a task's
+    #: "function.param" -> the texts the seeds passed there: what the environment's users name things
+    #: (`rods.synth.names`: a recast's file takes another user's file name)
+    passed: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def infer(cls, tasks: Iterable[Any], docs: Mapping[str, Mapping[str, Any]],
@@ -164,6 +167,7 @@ class ValueModel:
             for path, value in values:
                 model.fields[path].widen(value, today)
         given = _arguments(tasks, todays)
+        model.passed = {key: frozenset(v for v, _ in values if isinstance(v, str)) for key, values in given.items()}
         holders = _holders(seen)
         owners = {function: doc.get("class", "") for function, doc in docs.items()}
         people_fields = {(owner_of[p], name_of(p)) for p, slot in model.fields.items() if slot.kind == "person"}

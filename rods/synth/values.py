@@ -328,6 +328,8 @@ class ValueRemapper:
         self._gendered: dict[str, list[str]] = {}
         self._locale: dict[str, str] = {}  # a drawn first or family name -> the country it was drawn from
         self.texts: dict[str, str] = {}  # whole texts mapped to whole texts: sentences, phrases
+        #: A recast's names the user chose (a file, a folder: `rods.synth.names`) -> the names it gives them.
+        self.names: dict[str, str] = {}
         #: People's whole names mapped by `person` (a recast says "Ana" where its seed said "Margaret" alone).
         self.people: dict[str, str] = {}
         self._prose: dict[str, list[str]] = {}
@@ -390,9 +392,12 @@ class ValueRemapper:
     def recast_value(self, value: Any) -> Any:
         """For a recast (`touched` set), the value as it holds it, or None to draw it as any variant's: the world
         around its task stays, and a date written inside a kept text moves with the state's dates ("Lift
-        inspected 2026-08-21" stays before the new 'today'). What it touches is drawn as for any variant."""
+        inspected 2026-08-21" stays before the new 'today'). A name the user chose takes its new name (`names`);
+        what else it touches is drawn as for any variant."""
         if self.touched is None or not isinstance(value, (str, int, float)) or isinstance(value, bool):
             return None
+        if isinstance(value, str) and value in self.names:
+            return self.names[value]
         if isinstance(value, str) and as_date(value) is not None:
             return None
         if value not in self.touched:

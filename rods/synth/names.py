@@ -1,0 +1,87 @@
+"""Names a user chose, for a recast to rename: a file, a folder, a tag, a handle written in quotes.
+
+A recast (`rods.synth.recast`) changes what makes an errand the user's own:
+its people, codes, ids and numbers. A task whose world is things the user
+named ("craft a new file dubbed 'summary.txt' in 'Documents'") holds none of
+those, so it could not be recast and was re-planned, which reads as parts
+put together. The names the user writes in quotes and a call passes are the
+user's own choice as much as a person is: a recast gives each the name
+another of the environment's users passed in that place (`ValueModel.passed`:
+a file name for a file name, with the same extension), one the seed's world
+does not hold already, and renames it alike in the state, the calls and the
+messages. Categories (a door, a mode, a status) are the environment's, not
+the user's: they stay.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from rods.envs.calls import ToolCall
+from rods.synth.dates import as_date
+from rods.synth.people import is_person_name
+from rods.synth.value_model import ValueModel
+
+#: A name without spaces: a file, a folder, a tag, a handle ('summary.txt', 'Documents', 'tech_guru').
+NAME = re.compile(r"[A-Za-z][A-Za-z_.-]{2,40}")
+#: Slot kinds a name is never taken from: the environment's own sets and what other rules rename. (A name that
+#: keys a record, a folder of a file system, is an identifier of the model, and is the user's.)
+_NOT_CHOSEN = frozenset({"category", "date", "person", "company"})
+
+
+def quoted_names(calls: Iterable[ToolCall], text: str, model: ValueModel | None) -> list[tuple[str, str]]:
+    """("function.param", name) for each name a call passes that the messages write in quotes, in call order:
+    the names the user chose. A value with digits is a code (`touched_values` takes it), a category or a person
+    is not the user's choice of name."""
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for call in calls:
+        for param, value in call.arguments.items():
+            for item in value if isinstance(value, list) else [value]:
+                if not isinstance(item, str) or item in seen or not NAME.fullmatch(item) or as_date(item):
+                    continue
+                slot = model.parameter(call.name, param) if model is not None else None
+                if slot is not None and slot.kind in _NOT_CHOSEN:
+                    continue
+                if is_person_name(item, model.people if model is not None else frozenset()):
+                    continue
+                if re.search(rf"['\"‘“`]{re.escape(item)}['\"’”`]", text):
+                    seen.add(item)
+                    out.append((f"{call.name}.{param}", item))
+    return out
+
+
+def renamed(names: list[tuple[str, str]], model: ValueModel | None, world: Any, text: str,
+            rng: random.Random) -> dict[str, str]:
+    """Each chosen name -> the name another user passed in its place (the same function's parameter, else any
+    parameter of that name), of its shape (`_like`), that the seed's world (its state and calls: `world`) and
+    messages do not hold; a name with no such other stays (it is then not renamed)."""
+    if model is None:
+        return {}
+    held = json.dumps(world, default=str)
+    out: dict[str, str] = {}
+    for key, name in names:
+        param = key.rpartition(".")[2]
+        options = sorted(model.passed.get(key, frozenset()))
+        if not options:
+            options = sorted({v for k, values in model.passed.items() if k.rpartition(".")[2] == param
+                              for v in values})
+        free = [o for o in options if _like(o, name) and json.dumps(o) not in held
+                and o.lower() not in text.lower() and o not in out.values()]
+        if free:
+            out[name] = rng.choice(free)
+    return out
+
+
+def _like(option: str, name: str) -> bool:
+    """Whether `option` can stand for `name`: a name too, with the same extension (or none), in the same case."""
+    if not NAME.fullmatch(option) or option == name:
+        return False
+    ext = name.rpartition(".")[2].lower() if "." in name else None
+    if (option.rpartition(".")[2].lower() if "." in option else None) != ext:
+        return False
+    return option[:1].isupper() == name[:1].isupper()
