@@ -33,13 +33,16 @@ NAME = re.compile(r"[A-Za-z][A-Za-z_.-]{2,40}")
 _NOT_CHOSEN = frozenset({"category", "date", "person", "company"})
 
 
-def quoted_names(calls: Iterable[ToolCall], text: str, model: ValueModel | None) -> list[tuple[str, str]]:
+def quoted_names(calls: Iterable[ToolCall], writes: Iterable[bool | None], text: str, model: ValueModel | None,
+                 held: frozenset[str]) -> list[tuple[str, str]]:
     """("function.param", name) for each name a call passes that the messages write in quotes, in call order:
-    the names the user chose. A value with digits is a code (`touched_values` takes it), a category or a person
-    is not the user's choice of name."""
+    the names the user chose. The name is a thing's whole name: one the state holds (`held`: its texts and map
+    keys) or one a write (`writes`: per call, whether it changes the state) gives a new thing. A read's other
+    quoted words are search terms, which find what the state's texts say ('update' in a script), not names. A
+    value with digits is a code (`touched_values` takes it); a category or a person is not the user's choice."""
     out: list[tuple[str, str]] = []
     seen: set[str] = set()
-    for call in calls:
+    for call, writes_state in zip(calls, writes):
         for param, value in call.arguments.items():
             for item in value if isinstance(value, list) else [value]:
                 if not isinstance(item, str) or item in seen or not NAME.fullmatch(item) or as_date(item):
@@ -48,6 +51,8 @@ def quoted_names(calls: Iterable[ToolCall], text: str, model: ValueModel | None)
                 if slot is not None and slot.kind in _NOT_CHOSEN:
                     continue
                 if is_person_name(item, model.people if model is not None else frozenset()):
+                    continue
+                if item not in held and not writes_state:
                     continue
                 if re.search(rf"['\"‘“`]{re.escape(item)}['\"’”`]", text):
                     seen.add(item)

@@ -555,6 +555,7 @@ class Pipeline:
             involved_classes=list(seed.involved_classes),
             ground_truth=execution.ground_truth,
             missed_function=plan.missed_function,
+            expected_errors=_expected_errors(plan),
             provenance=Provenance(
                 origin="synthetic", parent_id=seed.id, generation=gen, step_created=self.config.step_created,
                 narrative=plan.narrative, backend=self.name, attempts=attempts, strategy=strategy,
@@ -612,3 +613,16 @@ def synthesize(seeds: list[Task], backend: LLMBackend | None = None, config: Syn
 
             _DEFAULT = Pipeline(make_backend("template"))
     return _DEFAULT(seeds)
+
+
+def _expected_errors(plan: Plan) -> dict[str, list[int]]:
+    """`Task.expected_errors` of a plan's task: the calls meant to fail (`PlannedCall.fails`, a recast's of its
+    seed's), by turn and index within the turn."""
+    out: dict[str, list[int]] = {}
+    counts: dict[int, int] = {}
+    for call in plan.calls:
+        index = counts.get(call.turn, 0)
+        counts[call.turn] = index + 1
+        if call.fails:
+            out.setdefault(str(call.turn), []).append(index)
+    return out

@@ -363,16 +363,14 @@ class Planner:
         remapper, config = self._world(seed, info, random.Random(rng_seed), recast=True)
         owners = {name: node.api_class for name, node in self.graph.nodes.items()}
         calls = recast_calls(info.trace, remapper, state_mapping(info.base_config, config), owners,
-                             said_texts(seeds_of(seed.environment)))
+                             said_texts(seeds_of(seed.environment)), frozenset(seed.expected_error_calls()))
         return Plan(seed, calls, config, None, copy.deepcopy(seed.missed_function), remapper, 1, rng_seed,
                     observed_flows=frozenset(self.graph.flows))
 
     def can_recast(self, seed: Task) -> bool:
         """Whether a recast can change the seed's world: its state holds a distinctive value that is its own, not
-        the environment's (a tau2 task's state is the domain's database, which a variant does not rename), and no
-        gold call of it is meant to fail (`expected_errors`: a plan's calls must all succeed)."""
-        if seed.expected_errors:
-            return False
+        the environment's (a tau2 task's state is the domain's database, which a variant does not rename). A gold
+        call meant to fail (`expected_errors`) must fail in the recast too (`PlannedCall.fails`)."""
         info = self.analyze(seed)
         words = vocabulary_of(seed.environment)
         if not any(is_distinctive(v, words) and v not in info.keep
@@ -392,7 +390,9 @@ class Planner:
         (`rods.synth.names`)."""
         model = self.graph.values
         world = [info.base_config, [[*c.args, c.arguments] for c in info.trace.calls]]
-        return renamed(quoted_names(info.trace.calls, text, model), model, world, text, rng)
+        held = frozenset(v for v in leaves(info.base_config) if isinstance(v, str))  # map keys too
+        writes = info.trace.changed or [None] * len(info.trace.calls)
+        return renamed(quoted_names(info.trace.calls, writes, text, model, held), model, world, text, rng)
 
     def _world(self, seed: Task, info: SeedAnalysis, local: random.Random,
                recast: bool = False) -> tuple[ValueRemapper, dict[str, Any]]:

@@ -169,13 +169,14 @@ def said_texts(seeds: Iterable[Task]) -> dict[str, list[str]]:
 
 
 def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, Any], Any],
-                 owners: dict[str, str] | None = None, texts: dict[str, list[str]] | None = None
-                 ) -> list[PlannedCall]:
+                 owners: dict[str, str] | None = None, texts: dict[str, list[str]] | None = None,
+                 failing: frozenset[tuple[int, int]] = frozenset()) -> list[PlannedCall]:
     """The seed's calls as fixed plan positions: each argument mapped as the state was (`state`: seed value ->
     variant value, from `paired`), a read's search term as the part of a state value it is (`part_of`), else by
     `ValueRemapper.argument` (a phrase the user gives as another seed gave it there: `texts`, from `said_texts`;
     `owners`: function -> its class, whose sentences a sentence becomes); one taken from an earlier result bound
-    to it (`bindings`: "param", "param[k]" for a list's item, "#i" for a positional argument)."""
+    to it (`bindings`: "param", "param[k]" for a list's item, "#i" for a positional argument). A call at a
+    (turn, index) of `failing` (`Task.expected_error_calls`) is meant to fail, as its seed's was."""
     produced = [produced_values(r, c) for r, c in zip(trace.results, trace.created)]
 
     said: dict[tuple[str, Any], Any] = {}  # a value an earlier call was given -> its new value: one mapping
@@ -202,6 +203,7 @@ def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, A
         return out
 
     calls = []
+    index_in_turn = [trace.turn_of[:j].count(trace.turn_of[j]) for j in range(len(trace.calls))]
     for j, call in enumerate(trace.calls):
         bindings: dict[str, tuple[int, tuple]] = {}
         for slot, value in [*call.arguments.items(), *((f"#{i}", v) for i, v in enumerate(call.args))]:
@@ -214,7 +216,8 @@ def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, A
         calls.append(PlannedCall(
             call.name, {p: new(v, call.name, p, reads) for p, v in call.arguments.items()},
             tuple(new(v, call.name, "", reads) for v in call.args), bindings, turn=trace.turn_of[j],
-            original=call.name, changed=trace.changed[j] if trace.changed else None))
+            original=call.name, changed=trace.changed[j] if trace.changed else None,
+            fails=(trace.turn_of[j], index_in_turn[j]) in failing))
     for call in calls:  # once every person is renamed: what a call says of them (a new applicant's email) follows
         call.arguments = {p: follow_people(v, remapper.people) for p, v in call.arguments.items()}
         call.args = tuple(follow_people(v, remapper.people) for v in call.args)

@@ -394,8 +394,9 @@ class _Search:
                 container[slot] = value
         call = ToolCall(planned.name, arguments, tuple(args))
         step = self._run(call, before)
-        if is_failed(step.result):
-            self._fail(j, planned.name, step.result, "execution", call, env, steps)
+        if is_failed(step.result) != planned.fails:  # a call meant to fail (a recast's of its seed's) must fail
+            result = step.result if not planned.fails else "meant to fail, as its seed's call, but it succeeded"
+            self._fail(j, planned.name, result, "execution" if not planned.fails else "succeeded", call, env, steps)
             return
         step.bindings = dict(planned.bindings)
         yield step

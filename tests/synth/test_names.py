@@ -32,9 +32,14 @@ def _model() -> ValueModel:
 
 def test_quoted_names_a_call_passes_are_the_user_s_and_categories_are_not():
     calls = [ToolCall("cd", {"folder": "Documents"}), ToolCall("touch", {"file_name": "summary.txt"}),
-             ToolCall("lock", {"door": "driver"}), ToolCall("touch", {"file_name": "plain.txt"})]
-    text = "Go to 'Documents', make 'summary.txt' and lock the 'driver' door; then plain.txt too."
-    assert quoted_names(calls, text, _model()) == [("cd.folder", "Documents"), ("touch.file_name", "summary.txt")]
+             ToolCall("lock", {"door": "driver"}), ToolCall("touch", {"file_name": "plain.txt"}),
+             ToolCall("grep", {"file_name": "summary.txt", "pattern": "update"})]
+    text = "Go to 'Documents', make 'summary.txt' and lock the 'driver' door; then plain.txt too. Find 'update'."
+    writes = [False, True, True, True, False]
+    # 'Documents' is a folder the state holds, 'summary.txt' a file a write makes; 'update' is a read's search term
+    assert quoted_names(calls, writes, text, _model(), frozenset({"Documents", "driver"})) == [
+        ("cd.folder", "Documents"), ("touch.file_name", "summary.txt")]
+    assert quoted_names(calls, writes, text, _model(), frozenset()) == [("touch.file_name", "summary.txt")]
 
 
 def test_a_name_takes_another_user_s_name_of_its_shape_that_the_world_does_not_hold():

@@ -161,6 +161,25 @@ def test_a_count_equal_to_a_price_of_the_state_stays_a_whole_number(kennel):
         assert validate_task(variant) == []
 
 
+def test_a_seed_whose_last_call_is_meant_to_fail_is_recast_with_a_call_that_fails_too(kennel):
+    """A rule the errand runs into (a stay moved into the past) is part of the errand: the recast keeps the call and
+    its failure, and marks it as the seed does, instead of being re-planned."""
+    said = [SAID[0], "Margaret here again: please move it to 2026-04-13, I'll pay the £140.50 as before."]
+    seed = kennel_seed("kennel-e", said).model_copy(update={
+        "ground_truth": [TRUTH[0], ["move_stay(stay_id='ST-4821', arrive='2026-04-13')"]],
+        "expected_errors": {"1": [0]}})
+    assert validate_task(seed) == []
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=3, workers=1, seed=1, recast=1.0))
+    variants = pipeline([seed])
+    assert variants and {v.provenance.strategy for v in variants} == {"recast"}, pipeline.report()
+    for variant in variants:
+        assert variant.expected_errors == {"1": [0]}
+        assert validate_task(variant) == []  # the marked call fails on a fresh environment, the others do not
+        state = variant.initial_config["rc_kennel:Kennel"]
+        (move,) = parse_ground_truth(variant)[1]
+        assert move.arguments["arrive"] < state["today"] and move.arguments["arrive"] in variant.question[1][0].content
+
+
 def test_a_value_written_in_a_form_nothing_maps_is_not_emitted(kennel):
     said = [SAID[0], "Margaret again: move it from the 25/04/2026 to 2026-05-02, please."]
     pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=2, workers=1, seed=1, recast=1.0))
