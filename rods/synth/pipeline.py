@@ -229,15 +229,12 @@ class Pipeline:
         if episode is not None:
             return self._slice_variant(seed, episode, index, rng, stats)
         if self._recasts(seed, rng, stats):
-            try:
-                return self._recast(seed, index, rng, stats)
-            except Rejected as rejected:
-                if rejected.reason != "recast:unchanged":
-                    raise
-                # nothing of the seed's own could change (its ids are the environment's, its amount the only one
-                # its seeds show): re-planned, as a seed with nothing to recast is
-                stats.strategies["recast"] -= 1
-                stats.recast_unavailable += 1
+            recast = self._recast(seed, index, rng, stats)
+            if recast is not None:
+                return recast
+            # nothing of the seed's own could change (its ids are the environment's, its amount the only one
+            # its seeds show): re-planned, as a seed with nothing to recast is
+            stats.recast_unavailable += 1
         stats.strategies["replan"] += 1
         seed_profile = self.planner_for(seed.environment).analyze(seed).profile
         plan, execution, attempts = self._plan_and_execute(seed, index, rng, seed_profile, stats)
@@ -287,15 +284,19 @@ class Pipeline:
             return self.config.recast
         return 1.0 if self.backend.name == "template" else 0.5
 
-    def _recast(self, seed: Task, index: int, rng: random.Random, stats: SynthStats) -> Task:
+    def _recast(self, seed: Task, index: int, rng: random.Random, stats: SynthStats) -> Task | None:
         """A recast variant (`rods.synth.recast`): the seed's plan and words in a new world, through every check
         (execution, coherence, the judge, the gate). No model writes anything, so the judge gives no model's
-        verdict: the words are the seed's. Any rejection is counted as `recast:<why>`, never re-planned, but
-        `recast:unchanged` (nothing of the seed's own could change), which `_variant` re-plans."""
+        verdict: the words are the seed's. Any rejection is counted as `recast:<why>`, never re-planned; None
+        where the recast came out as its seed (nothing of the seed's own could change), which `_variant`
+        re-plans and which is no recast tried."""
         stats.strategies["recast"] += 1
         try:
             return self._recast_checked(seed, index, rng, stats)
         except Rejected as rej:
+            if rej.reason == "unchanged":
+                stats.strategies["recast"] -= 1  # not tried: there was nothing to recast
+                return None
             raise Rejected(rej.reason if rej.reason.startswith("recast:") else f"recast:{rej.reason}") from None
 
     def _recast_checked(self, seed: Task, index: int, rng: random.Random, stats: SynthStats) -> Task:

@@ -54,6 +54,7 @@ class PlannedCall:
     may_find_nothing: bool = False  # a read here may find nothing: the seed's did (`Slot.found_nothing`)
     echoes: dict[str, tuple[int, str]] = field(default_factory=dict)  # a value the seed repeated (`Slot.echoes`)
     fails: bool = False  # a recast's call the seed marks as meant to fail (`Task.expected_errors`): it must fail
+    rounded: dict[str, int] = field(default_factory=dict)  # a binding whose value is rounded to these decimals
 
     def tool_call(self) -> ToolCall:
         return ToolCall(self.name, dict(self.arguments), tuple(self.args))

@@ -78,6 +78,7 @@ from rods.synth.recast import (
     seed_dates,
     state_mapping,
     touched_values,
+    written_in,
 )
 from rods.synth.retelling import retellings
 from rods.synth.values import ValueRemapper, config_values, is_distinctive, leaves, vocabulary_of
@@ -267,14 +268,6 @@ def sequence_proposal_model(options: tuple[tuple[str, ...], ...],
     )
 
 
-def _written(value: Any, text: str) -> bool:
-    """Whether the messages write a value (an id, a name, a number as its digits)."""
-    if isinstance(value, str):
-        return value.lower() in text.lower()
-    written = str(int(value)) if float(value).is_integer() else str(value)
-    return written in text.replace(",", "")
-
-
 class Planner:
     """Samples plans for a seed (see the module docstring)."""
 
@@ -363,7 +356,8 @@ class Planner:
         remapper, config = self._world(seed, info, random.Random(rng_seed), recast=True)
         owners = {name: node.api_class for name, node in self.graph.nodes.items()}
         calls = recast_calls(info.trace, remapper, state_mapping(info.base_config, config), owners,
-                             said_texts(seeds_of(seed.environment)), frozenset(seed.expected_error_calls()))
+                             said_texts(seeds_of(seed.environment)), frozenset(seed.expected_error_calls()),
+                             message_text(seed.question))
         return Plan(seed, calls, config, None, copy.deepcopy(seed.missed_function), remapper, 1, rng_seed,
                     observed_flows=frozenset(self.graph.flows))
 
@@ -382,7 +376,7 @@ class Planner:
         text = message_text(seed.question)
         touched = touched_values(info.base_config, said, text, self.graph.values.people)
         held = {json.dumps(v) for v in leaves(info.base_config)}
-        return any(is_distinctive(v, words) and (json.dumps(v) in held or _written(v, text)) for v in touched) \
+        return any(is_distinctive(v, words) and (json.dumps(v) in held or written_in(v, text)) for v in touched) \
             or bool(seed_dates(leaves(info.base_config))) or bool(self._chosen_names(info, text, random.Random(0)))
 
     def _chosen_names(self, info: SeedAnalysis, text: str, rng: random.Random) -> dict[str, str]:

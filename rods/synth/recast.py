@@ -44,7 +44,7 @@ from rods.synth.mentions import value_key
 from rods.synth.people import follow_renames, is_person_name
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import Trace, linkable, parse_ground_truth, produced_values, result_value, value_paths
-from rods.synth.values import ValueRemapper, is_distinctive, is_phrase, leaves
+from rods.synth.values import SMALL_INT, ValueRemapper, is_distinctive, is_kept_word, is_phrase, leaves
 from rods.tasks.model import Task
 
 Scalar = str | int | float
@@ -118,7 +118,6 @@ def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset
     tenants named Kwame or Aroha, whom no name generator knows)."""
     said = [v for v in said if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
     named = set(re.findall(r"[A-Z][\w'-]{2,}", text))
-    flat = text.replace(",", "")
     out = set()
     for value in [*said, *leaves(state)]:
         if isinstance(value, bool) or value in out:
@@ -127,14 +126,20 @@ def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset
             if is_person_name(value, people):
                 if value in said or named & set(value.split()):
                     out.add(value)
-            elif any(c.isdigit() for c in value) and (value in said or re.search(
-                    rf"(?<!\w){re.escape(value.lower())}(?!\w)", text.lower())):
+            elif any(c.isdigit() for c in value) and (value in said or written_in(value, text)):
                 out.add(value)
-        elif isinstance(value, (int, float)):
-            written = str(int(value)) if float(value).is_integer() else str(value)
-            if re.search(rf"(?<![\w.,]){re.escape(written)}(?![\w]|[.,]\d)", flat):
-                out.add(value)
+        elif isinstance(value, (int, float)) and written_in(value, text):
+            out.add(value)
     return frozenset(out)
+
+
+def written_in(value: str | int | float, text: str) -> bool:
+    """Whether the messages write a value: a text as a whole word or words (any case), a number as its digits
+    (thousands' commas aside), not as part of another number ("3" is not in "3.5" nor in "130")."""
+    if isinstance(value, str):
+        return re.search(rf"(?<!\w){re.escape(value.lower())}(?!\w)", text.lower()) is not None
+    written = str(int(value)) if float(value).is_integer() else str(value)
+    return re.search(rf"(?<![\w.,]){re.escape(written)}(?![\w]|[.,]\d)", text.replace(",", "")) is not None
 
 
 def follow_people(value: Any, people: dict[str, str]) -> Any:
@@ -170,13 +175,15 @@ def said_texts(seeds: Iterable[Task]) -> dict[str, list[str]]:
 
 def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, Any], Any],
                  owners: dict[str, str] | None = None, texts: dict[str, list[str]] | None = None,
-                 failing: frozenset[tuple[int, int]] = frozenset()) -> list[PlannedCall]:
+                 failing: frozenset[tuple[int, int]] = frozenset(), told: str = "") -> list[PlannedCall]:
     """The seed's calls as fixed plan positions: each argument mapped as the state was (`state`: seed value ->
     variant value, from `paired`), a read's search term as the part of a state value it is (`part_of`), else by
     `ValueRemapper.argument` (a phrase the user gives as another seed gave it there: `texts`, from `said_texts`;
     `owners`: function -> its class, whose sentences a sentence becomes); one taken from an earlier result bound
     to it (`bindings`: "param", "param[k]" for a list's item, "#i" for a positional argument). A call at a
-    (turn, index) of `failing` (`Task.expected_error_calls`) is meant to fail, as its seed's was."""
+    (turn, index) of `failing` (`Task.expected_error_calls`) is meant to fail, as its seed's was. A phrase the
+    messages (`told`) tell in their own words stays: another seed's would contradict them (a grinding fan's
+    work order described as a dripping sink)."""
     produced = [produced_values(r, c) for r, c in zip(trace.results, trace.created)]
 
     said: dict[tuple[str, Any], Any] = {}  # a value an earlier call was given -> its new value: one mapping
@@ -195,7 +202,8 @@ def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, A
         if isinstance(value, str) and reads and is_distinctive(value, remapper.vocabulary):
             part = part_of(value, state)
         if part is None and is_phrase(value) and is_distinctive(value, remapper.vocabulary) \
-                and not _names_someone(value, function, param, remapper):
+                and not _names_someone(value, function, param, remapper) \
+                and not tells_of(told, value, remapper.vocabulary):
             part = remapper.said_instead(value, (texts or {}).get(f"{function}.{param}", []))
         out = part if part is not None else remapper.argument(value, function, param, (owners or {}).get(function))
         if key is not None:
@@ -206,10 +214,15 @@ def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, A
     index_in_turn = [trace.turn_of[:j].count(trace.turn_of[j]) for j in range(len(trace.calls))]
     for j, call in enumerate(trace.calls):
         bindings: dict[str, tuple[int, tuple]] = {}
+        rounded: dict[str, int] = {}
         for slot, value in [*call.arguments.items(), *((f"#{i}", v) for i, v in enumerate(call.args))]:
             items = [(f"{slot}[{k}]", v) for k, v in enumerate(value)] if isinstance(value, list) else [(slot, value)]
             for key, item in items:
                 source = _source(item, j, trace, produced)
+                if source is None and value_key(item) not in state and not (told and written_in(item, told)):
+                    source, places = worked_out(item, j, trace)
+                    if source is not None:
+                        rounded[key] = places
                 if source is not None:
                     bindings[key] = source
         reads = bool(trace.changed) and not trace.changed[j]  # a search's terms (a write's new names are no part)
@@ -217,7 +230,7 @@ def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, A
             call.name, {p: new(v, call.name, p, reads) for p, v in call.arguments.items()},
             tuple(new(v, call.name, "", reads) for v in call.args), bindings, turn=trace.turn_of[j],
             original=call.name, changed=trace.changed[j] if trace.changed else None,
-            fails=(trace.turn_of[j], index_in_turn[j]) in failing))
+            fails=(trace.turn_of[j], index_in_turn[j]) in failing, rounded=rounded))
     for call in calls:  # once every person is renamed: what a call says of them (a new applicant's email) follows
         call.arguments = {p: follow_people(v, remapper.people) for p, v in call.arguments.items()}
         call.args = tuple(follow_people(v, remapper.people) for v in call.args)
@@ -234,6 +247,34 @@ def same_type(old: Any, new: Any) -> Any:
     if isinstance(old, float) and isinstance(new, int) and not isinstance(new, bool):
         return float(new)
     return new
+
+
+def worked_out(value: Any, j: int, trace: Trace) -> tuple[tuple[int, tuple] | None, int]:
+    """Where the seed's call j took a number it worked out from an earlier result, rounded ('fill 43.85
+    gallons' of 43.852 that a conversion of 166 litres returned; 40.0 of 39.63, "to the nearest integer"):
+    (the latest such call, the path in its result) and the decimals it was rounded to, or (None, 0). A recast
+    rounds its own result alike, so the amount follows the litres the user now says. Only a number that a
+    small count or a flag could not be taken for: one with decimals, or above `SMALL_INT`."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None, 0
+    places = len(repr(float(value)).partition(".")[2].rstrip("0"))
+    if places > 4 or (places == 0 and abs(value) <= SMALL_INT):
+        return None, 0
+    for i in range(j - 1, -1, -1):
+        for path, number in value_paths(result_value(trace.results[i])):
+            if isinstance(number, (int, float)) and not isinstance(number, bool) and number != value \
+                    and round(number, places) == value:
+                return (i, path), places
+    return None, 0
+
+
+def tells_of(text: str, phrase: str, vocabulary: frozenset[str]) -> bool:
+    """Whether `text` (the messages) tells what `phrase` says: two or more of the phrase's own words (four
+    letters or more, not the environment's vocabulary) are in it, by their first five letters ('grinding' and
+    'grinds', 'running' and 'runs' aside)."""
+    said = {w.lower()[:5] for w in re.findall(r"[A-Za-z]{4,}", text)}
+    own = {w.lower()[:5] for w in re.findall(r"[A-Za-z]{4,}", phrase) if not is_kept_word(w, vocabulary)}
+    return len(own & said) >= 2
 
 
 def _names_someone(value: Any, function: str, param: str, remapper: ValueRemapper) -> bool:
@@ -341,6 +382,8 @@ def rebind(planned: list[PlannedCall], results: list[str], seed_calls: list[Tool
     moved = False
     for call, own in zip(planned, seed_calls):
         for key, (src, path) in call.bindings.items():
+            if key in call.rounded:
+                continue
             expected = state.get(value_key(_item(own, key)))  # type: ignore[arg-type]
             if expected is None or value_key(expected) is None or src >= len(results):
                 continue
@@ -361,7 +404,7 @@ def moved_flows(seed_calls: list[ToolCall], calls: list[ToolCall], planned: list
     name. "function(key)" per such argument."""
     out = []
     for own, ran, plan in zip(seed_calls, calls, planned):
-        for key in plan.bindings:
+        for key in plan.bindings.keys() - plan.rounded.keys():  # a rounded amount is worked out, not the state's
             seed_value = _item(own, key)
             expected = state.get(value_key(seed_value)) if value_key(seed_value) is not None else None  # type: ignore[arg-type]
             if expected is not None and value_key(expected) != value_key(_item(ran, key)):

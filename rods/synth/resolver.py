@@ -382,6 +382,8 @@ class _Search:
             except (KeyError, IndexError):
                 self._fail(j, planned.name, f"bound value missing at {path} of call {src}", "binding", None, env, steps)
                 return
+            if key in planned.rounded and isinstance(value, (int, float)) and not isinstance(value, bool):
+                value = _rounded_like(value, planned.rounded[key], _argument(planned, key))
             name, _, element = key.partition("[")
             container, slot = (args, int(name[1:])) if name.startswith("#") else (arguments, name)
             if (isinstance(slot, int) and slot >= len(container)) or (isinstance(slot, str) and slot not in container):
@@ -400,6 +402,19 @@ class _Search:
             return
         step.bindings = dict(planned.bindings)
         yield step
+
+
+def _argument(planned: PlannedCall, key: str) -> Any:
+    """The planned value at a binding's key ("param", "param[k]", "#i"): the seed's, before the binding fills it."""
+    name, _, element = key.partition("[")
+    value = planned.args[int(name[1:])] if name.startswith("#") else planned.arguments.get(name)
+    return value[int(element.rstrip("]"))] if element and isinstance(value, list) else value
+
+
+def _rounded_like(value: float, places: int, seed: Any) -> float | int:
+    """`value` rounded to `places` decimals, of the seed's number type (40.0 stays a float, 40 an int)."""
+    out = round(float(value), places)
+    return int(out) if isinstance(seed, int) and not isinstance(seed, bool) else out
 
 
 def known(steps: list[Step]) -> Known:

@@ -150,6 +150,12 @@ PLACE_WORDS = frozenset({"city", "destination", "origin", "location", "address",
 PROPER_NAME = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z]+){1,2}")
 
 
+def _is_fraction(text: str) -> bool:
+    """'1/2', '3/4': a proper fraction of small numbers (a size or a share), not a date or a code."""
+    top, slash, bottom = text.partition("/")
+    return bool(slash) and top.isdigit() and bottom.isdigit() and 0 < int(top) < int(bottom) <= 16
+
+
 def is_phrase(text: Any) -> bool:
     """Two words or more a person wrote, on one line, no code signs: a title, a name, a list of capitalised
     words, a short note or a sentence ("The Kayak Paddle", "Banana Grape Lemon", "Rain data 1")."""
@@ -630,7 +636,9 @@ class ValueRemapper:
                 self.digits[run] = new
             return self.digits[run]
 
-        self.texts[text] = re.sub(r"\d+", digits, text)
+        # a fraction ('1/2 HP', a '3/4' violin) is a size, not a code: it stays
+        self.texts[text] = re.sub(r"(?<![\d/])\d{1,2}/\d{1,2}(?![\d/])|\d+",
+                                  lambda m: m.group(0) if _is_fraction(m.group(0)) else digits(m), text)
         return self.texts[text]
 
     def _compound(self, text: str) -> str | None:

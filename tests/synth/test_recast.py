@@ -424,3 +424,36 @@ def test_a_slice_s_recast_is_that_turn_of_a_recast_episode():
         _only_values_differ(seed_episode, episode, seed_episode, episode)
         assert [c.name for t in parse_ground_truth(episode) for c in t] == [
             c.name for t in parse_ground_truth(seed_episode) for c in t]
+
+
+def test_a_phrase_the_messages_tell_stays_and_a_fraction_is_no_code():
+    """The maintenance read: a work order for a grinding fan took another seed's description of a dripping sink,
+    and a '1/2 HP' disposal came out as '9/1 HP'."""
+    import random
+
+    from rods.synth.recast import tells_of
+    from rods.synth.values import ValueRemapper
+
+    told = "Samuel says his bathroom fan has started making an awful grinding noise whenever it runs."
+    assert tells_of(told, "Bathroom exhaust fan makes a grinding noise when it runs", frozenset())
+    assert not tells_of(told, "Pipe under the kitchen sink drips steadily into a bucket", frozenset())
+    remapper = ValueRemapper(random.Random(0), frozenset(), [])
+    note = remapper._renumbered("Fitted a new 1/2 HP unit at 1428 Larch Street, 3/4 inch pipe", every=True)
+    assert "1/2 HP" in note and "3/4 inch" in note and "1428" not in note
+
+
+@pytest.mark.parametrize("seed_id", ["multi_turn_base_63", "multi_turn_miss_func_90"])
+def test_an_amount_worked_out_from_a_result_follows_the_recast_s_own_result(train_tasks, seed_id):
+    """The BFCL 8484 read: 148 litres asked for, 43.85 gallons filled, the figure of the seed's 166 litres. The seed
+    filled the conversion's result rounded (to hundredths; to a whole number, 40.0 of 39.63): so does the recast."""
+    seed = next(t for t in train_tasks if t.id == seed_id)
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=3, workers=1, seed=4, recast=1.0))
+    variants = [v for v in pipeline([seed]) if v.provenance.strategy == "recast"]
+    assert variants, pipeline.report()["rejections"]
+    places = 2 if seed_id.endswith("63") else 0
+    for variant in variants:
+        calls = [c for turn in parse_ground_truth(variant) for c in turn]
+        litres = next(c for c in calls if c.name == "liter_to_gallon").arguments["liter"]
+        filled = next(c for c in calls if c.name == "fillFuelTank").arguments["fuelAmount"]
+        assert filled == round(litres * 0.264172, places), (litres, filled)
+        assert validate_task(variant) == []
