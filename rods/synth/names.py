@@ -77,15 +77,24 @@ def renamed(names: list[tuple[str, str]], model: ValueModel | None, world: Any, 
                               for v in values})
         free = [o for o in options if _like(o, name) and json.dumps(o) not in held
                 and o.lower() not in text.lower() and o not in out.values()]
-        if free:
-            out[name] = rng.choice(free)
+        # a name sharing a word with the seed's first ('TeamNotes.txt' -> 'meeting_notes.txt'): the words around
+        # it ("for keeping track of the fresh ideas") fit it better than another user's 'MeanRevenue.txt'
+        near = [o for o in free if _words(o) & _words(name)]
+        if near or free:
+            out[name] = rng.choice(near or free)
     return out
 
 
+def _words(name: str) -> set[str]:
+    """The words of a name, lower case, its extension aside: 'TeamNotes.txt' -> {'team', 'notes'}."""
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    return {w.lower() for w in re.findall(r"[A-Z]?[a-z]{3,}|[A-Z]{3,}", stem)}
+
+
 def _like(option: str, name: str) -> bool:
-    """Whether `option` can stand for `name`: a name too, with the same extension (or none), in the same case."""
-    if not NAME.fullmatch(option) or option == name:
-        return False
+    """Whether `option` can stand for `name`: another name, with the same extension (or none), in the same case."""
+    if not NAME.fullmatch(option) or option.lower() in name.lower() or name.lower() in option.lower():
+        return False  # not the name itself, nor one holding it ('project_summary.txt' for 'summary.txt')
     ext = name.rpartition(".")[2].lower() if "." in name else None
     if (option.rpartition(".")[2].lower() if "." in option else None) != ext:
         return False

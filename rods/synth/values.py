@@ -616,8 +616,8 @@ class ValueRemapper:
     def _renumbered(self, text: str, every: bool) -> str:
         """For a recast, a value with new numbers of as many digits and its words as they were: runs of three digits
         or more, and in a phrase (`every`: an address, "14 Larch Street") every run (its words re-drawn made "14
-        Quizzes Events"); a year stays a plausible year. One or two digits of an id stay (a seat 'C4' is a seat
-        the hall has), unless nothing else would change (`text`: 'test_image1.jpg')."""
+        Quizzes Events"); a year stays a plausible year, one digit stays one of 1-4. One or two digits of an id
+        stay (a seat 'C4' is a seat the hall has), unless nothing else would change (`text`: 'test_image1.jpg')."""
         def digits(match: re.Match) -> str:
             run = match.group(0)
             if len(run) < 3 and not every:
@@ -626,11 +626,13 @@ class ValueRemapper:
                 self.digits[run] = str(self.rng.choice([y for y in range(2024, 2036) if str(y) != run]))
             if run not in self.digits:
                 # the first digit of a longer run stays (an area code's, a card's issuer's, a floor's), a house
-                # number's is drawn
-                first = run[0] if len(run) >= 3 else "123456789"
+                # number's is drawn; one digit is an ordinal more often than not (a quarter, a term, a file's
+                # number): it stays small ('Quarter1_Reports' came out as 'Quarter6_Reports')
+                first = run[0] if len(run) >= 3 else "1234" if len(run) == 1 else "123456789"
                 taken = {run, *self.digits.values()}
-                for _ in range(100):
-                    new = self.rng.choice(first) + "".join(self.rng.choice("0123456789") for _ in run[1:])
+                for attempt in range(100):
+                    pool = first if attempt < 50 else "123456789"  # 1-4 all taken: any digit
+                    new = self.rng.choice(pool) + "".join(self.rng.choice("0123456789") for _ in run[1:])
                     if new not in taken:
                         break
                 self.digits[run] = new

@@ -50,6 +50,12 @@ def test_a_name_takes_another_user_s_name_of_its_shape_that_the_world_does_not_h
         assert out["Documents"] in {"Projects", "Photos"}  # capitalised as the seed's folder
         assert out["summary.txt"] == "draft.txt"  # a .txt; notes.txt is held, ideas.txt is said
     assert renamed([("touch.file_name", "report.pdf")], _model(), world, "", random.Random(0)) == {}
+    # a name sharing a word with the seed's comes first: 'draft_ideas.txt' for 'ideas_list.txt'
+    model = _model()
+    model.passed["touch.file_name"] = frozenset({"draft_ideas.txt", "budget.txt", "minutes.txt"})
+    for seed in range(10):
+        assert renamed([("touch.file_name", "ideas_list.txt")], model, {}, "", random.Random(seed)) == {
+            "ideas_list.txt": "draft_ideas.txt"}
 
 
 def test_a_file_system_seed_of_named_things_is_recast_with_other_users_names(train_tasks):

@@ -440,6 +440,10 @@ def test_a_phrase_the_messages_tell_stays_and_a_fraction_is_no_code():
     remapper = ValueRemapper(random.Random(0), frozenset(), [])
     note = remapper._renumbered("Fitted a new 1/2 HP unit at 1428 Larch Street, 3/4 inch pipe", every=True)
     assert "1/2 HP" in note and "3/4 inch" in note and "1428" not in note
+    # one digit is an ordinal more often than not: it stays one of 1-4 (not 'Quarter6_Reports')
+    for seed in range(20):
+        renamed = ValueRemapper(random.Random(seed), frozenset(), [])._renumbered("Quarter1_Reports", every=True)
+        assert renamed != "Quarter1_Reports" and renamed[7] in "234", renamed
 
 
 @pytest.mark.parametrize("seed_id", ["multi_turn_base_63", "multi_turn_miss_func_90"])
