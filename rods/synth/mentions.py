@@ -28,6 +28,11 @@ from rods.synth.people import titled
 from rods.synth.values import is_distinctive
 
 
+def _quoted(value: str, text: str) -> bool:
+    """Whether `text` writes `value` in quotes ('john')."""
+    return re.search(rf"['\"‘“`]{re.escape(value)}['\"’”`]", text) is not None
+
+
 def value_key(value: Any) -> tuple[str, Any] | None:
     """A scalar as a mapping key: strings and numbers apart ("102" is not 102), None for anything else."""
     if isinstance(value, bool) or value is None:
@@ -150,8 +155,11 @@ class Mentions:
         for old, new in pairs:
             if old == new or value_key(old) is None or value_key(new) is None:
                 continue
-            if isinstance(old, str) and isinstance(new, str) and (is_distinctive(old, vocabulary) or as_date(old)):
-                out._text(old, new, low)  # a date moves even where its year is a word the environment keeps
+            if isinstance(old, str) and isinstance(new, str) and (
+                    is_distinctive(old, vocabulary) or as_date(old) or _quoted(old, text)):
+                # a date moves even where its year is a word the environment keeps; a value the user quotes
+                # ('john', a username the vocabulary holds as a word) is that value, whatever its words
+                out._text(old, new, low)
             elif not isinstance(old, str) and not isinstance(new, str) and is_distinctive(old, frozenset()):
                 out._number(old, new, low)
         kept = {_squashed(old) for old, new in pairs if old == new and isinstance(old, str)

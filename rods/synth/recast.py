@@ -128,9 +128,25 @@ def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset
                     out.add(value)
             elif any(c.isdigit() for c in value) and (value in said or written_in(value, text)):
                 out.add(value)
-        elif isinstance(value, (int, float)) and written_in(value, text):
+        elif isinstance(value, (int, float)) and written_in(value, text) and not _compared(value, text):
             out.add(value)
     return frozenset(out)
+
+
+#: Words that make a number a condition on the state ("if any tire is under 35 PSI"), not a value of the errand.
+_COMPARISONS = r"(?:under|over|below|above|less than|more than|fewer than|at least|at most|exceeds?|beyond)"
+
+
+def _compared(value: int | float, text: str) -> bool:
+    """Whether the messages write the number only as a threshold ("under 35 PSI", "more than 10 items"): its
+    relation to the state's values is the errand, and a new number would break it (the tires were no longer
+    under it)."""
+    written = str(int(value)) if float(value).is_integer() else str(value)
+    number = rf"(?<![\w.,]){re.escape(written)}(?![\w]|[.,]\d)"
+    flat = text.replace(",", "").lower()
+    every = len(re.findall(number, flat))
+    compared = len(re.findall(rf"{_COMPARISONS}\s+(?:\$|£|€)?{number}", flat))
+    return every > 0 and compared == every
 
 
 def written_in(value: str | int | float, text: str) -> bool:

@@ -638,9 +638,18 @@ class ValueRemapper:
                 self.digits[run] = new
             return self.digits[run]
 
-        # a fraction ('1/2 HP', a '3/4' violin) is a size, not a code: it stays
-        self.texts[text] = re.sub(r"(?<![\d/])\d{1,2}/\d{1,2}(?![\d/])|\d+",
-                                  lambda m: m.group(0) if _is_fraction(m.group(0)) else digits(m), text)
+        # a fraction ('1/2 HP', a '3/4' violin) is a size, not a code, and an address's postal code goes with its
+        # city, which the words keep ('San Francisco, CA 94016' came out as 'CA 91425'): they stay
+        def kept_or_new(match: re.Match) -> str:
+            if match["postal"] or match["area"] or (match["fraction"] and _is_fraction(match["fraction"])):
+                return match.group(0)
+            return re.sub(r"\d+", digits, match.group(0))
+
+        # a phone number's area code goes with its place too ('509-555-0178' of a Spokane mother: '509-...')
+        self.texts[text] = re.sub(r"(?P<fraction>(?<![\d/])\d{1,2}/\d{1,2}(?![\d/]))"
+                                  r"|(?P<postal>(?<=[A-Z]{2} )\d{5}(?:-\d{4})?\b)"
+                                  r"|(?P<area>(?<![\d-])\(?\d{3}(?=\)?[ .-]?\d{3}[ .-]\d{4}(?!\d)))|\d+",
+                                  kept_or_new, text)
         return self.texts[text]
 
     def _compound(self, text: str) -> str | None:

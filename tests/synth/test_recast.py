@@ -440,6 +440,12 @@ def test_a_phrase_the_messages_tell_stays_and_a_fraction_is_no_code():
     remapper = ValueRemapper(random.Random(0), frozenset(), [])
     note = remapper._renumbered("Fitted a new 1/2 HP unit at 1428 Larch Street, 3/4 inch pipe", every=True)
     assert "1/2 HP" in note and "3/4 inch" in note and "1428" not in note
+    # a postal code goes with the city the words keep
+    address = remapper._renumbered("123 Pine St, San Francisco, CA 94016", every=True)
+    assert address.endswith("San Francisco, CA 94016") and not address.startswith("123 ")
+    for phone in ("509-555-0178", "(509) 555-0178"):
+        new = remapper._renumbered(phone, every=False)
+        assert new != phone and new.startswith(phone[:5]) and len(new) == len(phone), new
     # one digit is an ordinal more often than not: it stays one of 1-4 (not 'Quarter6_Reports')
     for seed in range(20):
         renamed = ValueRemapper(random.Random(seed), frozenset(), [])._renumbered("Quarter1_Reports", every=True)
@@ -461,3 +467,20 @@ def test_an_amount_worked_out_from_a_result_follows_the_recast_s_own_result(trai
         filled = next(c for c in calls if c.name == "fillFuelTank").arguments["fuelAmount"]
         assert filled == round(litres * 0.264172, places), (litres, filled)
         assert validate_task(variant) == []
+
+
+def test_a_number_written_as_a_threshold_stays_and_a_quoted_username_follows_its_rename():
+    """The BFCL 9595 read: "if any tire is under 35 PSI" became "under 30 PSI" beside tires of 30 and 32 (a state
+    number of 35 elsewhere made 35 a value of the task); a user who logs in as 'john' named the account's new
+    username in the call while the words still said 'john' (a word the environment's vocabulary holds)."""
+    from rods.synth.mentions import Mentions
+    from rods.synth.values import vocabulary_of
+
+    text = "If any tire pressure is under 35 PSI, find a shop. Also move my 35 photos."
+    assert touched_values({"humidity": 35.0}, [], "If any tire pressure is under 35 PSI, find a shop.") == frozenset()
+    assert touched_values({"humidity": 35.0}, [], text) == frozenset({35.0})  # said as a value too
+    words = vocabulary_of("TwitterAPI")
+    assert not is_distinctive("john", words)  # why the words kept it
+    said = "Post it from my account with username 'john' and password 'john1234'."
+    mentions = Mentions.of([("john", "michael_t"), ("john1234", "john1141")], {}, words, said)
+    assert mentions.apply(said)[0] == "Post it from my account with username 'michael_t' and password 'john1141'."
