@@ -23,6 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rods.compare.arms import (
     ATTEMPTS_FILE,
@@ -80,6 +81,23 @@ def stop_jobs() -> None:
             proc.kill()
 
 
+def code_version() -> dict[str, Any] | None:
+    """The git commit of the rods code a job runs (and whether tracked files differ from it), or None outside a
+    git checkout: a comparison that spans sessions may run its arms on different code (the rods arm's synthesis
+    runs the working tree's), and each attempt says which."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10)
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode != 0:
+        return None
+    return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}
+
+
 def launch(run: RunSpec, heldout: Path | None, *, threads: int | None = None) -> int:
     """Run one job in a subprocess (blocking); returns its exit code."""
     write_run_config(run)
@@ -89,9 +107,8 @@ def launch(run: RunSpec, heldout: Path | None, *, threads: int | None = None) ->
         env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
     attempts = run.run_dir / ATTEMPTS_FILE
     start = time.time()
-    _append(
-        attempts, {"event": "start", "time": start, "resume": any((run.run_dir / "checkpoints").glob("checkpoint-*"))}
-    )
+    _append(attempts, {"event": "start", "time": start,
+                       "resume": any((run.run_dir / "checkpoints").glob("checkpoint-*")), "code": code_version()})
     with (run.run_dir / JOB_LOG).open("a", encoding="utf-8") as logfile:
         logfile.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(cmd)}\n")
         logfile.flush()
