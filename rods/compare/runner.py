@@ -23,7 +23,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from rods.compare.arms import (
     ATTEMPTS_FILE,
@@ -81,21 +80,26 @@ def stop_jobs() -> None:
             proc.kill()
 
 
-def code_version() -> dict[str, Any] | None:
-    """The git commit of the rods code a job runs (and whether tracked files differ from it), or None outside a
-    git checkout: a comparison that spans sessions may run its arms on different code (the rods arm's synthesis
-    runs the working tree's), and each attempt says which."""
-    root = Path(__file__).resolve().parents[2]
+def code_version() -> str | None:
+    """The git commit of the rods checkout a job runs, read from `.git` (no process is started), or None outside
+    one: a comparison spans sessions and the rods arm's synthesis runs the working tree's code, so each attempt
+    says which commit it ran."""
+    git = Path(__file__).resolve().parents[2] / ".git"
     try:
-        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10)
-        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                                capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
+        if git.is_file():  # a worktree or submodule: "gitdir: <path>"
+            git = (git.parent / git.read_text(encoding="utf-8").split(":", 1)[1].strip()).resolve()
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+        if not head.startswith("ref: "):
+            return head  # a detached HEAD is the commit itself
+        ref = head[5:]
+        if (git / ref).is_file():
+            return (git / ref).read_text(encoding="utf-8").strip()
+        for line in (git / "packed-refs").read_text(encoding="utf-8").splitlines():
+            if line.endswith(" " + ref):
+                return line.split(" ", 1)[0]
+    except OSError:
         return None
-    if head.returncode != 0:
-        return None
-    return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}
+    return None
 
 
 def launch(run: RunSpec, heldout: Path | None, *, threads: int | None = None) -> int:
@@ -108,7 +112,7 @@ def launch(run: RunSpec, heldout: Path | None, *, threads: int | None = None) ->
     attempts = run.run_dir / ATTEMPTS_FILE
     start = time.time()
     _append(attempts, {"event": "start", "time": start,
-                       "resume": any((run.run_dir / "checkpoints").glob("checkpoint-*")), "code": code_version()})
+                       "resume": any((run.run_dir / "checkpoints").glob("checkpoint-*")), "commit": code_version()})
     with (run.run_dir / JOB_LOG).open("a", encoding="utf-8") as logfile:
         logfile.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(cmd)}\n")
         logfile.flush()
