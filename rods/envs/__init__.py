@@ -10,7 +10,8 @@ without `eval`; `rods.envs.schemas` turns function docs into OpenAI tool schemas
 
 from rods.envs.calls import CallParseError, ToolCall, format_call, parse_call_text, parse_calls, tool_call_from_json
 from rods.envs.classes import api_class, method_owners, public_methods
-from rods.envs.domain import Domain, domain_of, domain_of_task, standard_error
+from rods.envs.domain import Domain, standard_error
+from rods.envs.domains import domain_of, domain_of_task
 from rods.envs.environment import (
     BLOCKED_NAMES,
     ERROR_PREFIX,

@@ -19,7 +19,7 @@ from functools import cache
 from typing import Any
 
 from rods.envs.calls import parse_calls
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 
 
 def api_class(name: str) -> type:

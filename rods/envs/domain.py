@@ -32,10 +32,12 @@ evaluation never ask which domain they talk to; they read its hooks:
   independent checker, if it has one (`official_verdict`), and how reports
   name and group its tasks (`title`, `report_group`).
 
-`domain_of(key)` finds the domain of a class key (a BFCL class name, an
-import path `package.module:Class`, an MCP manifest path); a Python class
-names its own domain with a class attribute `rods_domain`, and may declare
-its error convention with a static method `rods_error(result) -> str | None`.
+`rods.envs.domains.domain_of(key)` finds the domain of a class key (a BFCL
+class name, an import path `package.module:Class`, an MCP manifest path); a
+Python class names its own domain with a class attribute `rods_domain`, and
+may declare its error convention with a static method
+`rods_error(result) -> str | None`. This module holds only the contract, so
+it imports none of the domains that build on it.
 """
 
 from __future__ import annotations
@@ -43,7 +45,6 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from rods.envs.protocol import ERROR_PREFIX
@@ -228,31 +229,3 @@ class Domain:
         """How an evaluation report names what it scored."""
         names = sorted({e.rpartition(":")[2].rpartition("/")[2] for e in environments})
         return ", ".join(names) + " multi-turn"
-
-
-@cache
-def domain_of(key: str) -> Domain:
-    """The domain of a class key, or of a task's environment name (see the module docstring).
-
-    BFCL's names and MCP manifests name their domain by themselves; any other key
-    is an import path, whose class names its domain (`rods_domain`), is an
-    `Environment` subclass (hosted by replay) or is a plain Python class.
-    """
-    from rods.tasks.record import MCP_MANIFEST_SUFFIXES
-
-    if key.endswith(MCP_MANIFEST_SUFFIXES):  # imported only when asked for: the MCP SDK is slow to import
-        from rods.envs.mcp.domain import DOMAIN as MCP
-
-        return MCP
-    from rods.envs.bfcl.domain import DOMAIN as BFCL
-
-    if BFCL.owns(key):
-        return BFCL
-    from rods.envs.python.domain import domain_of_class
-
-    return domain_of_class(key)
-
-
-def domain_of_task(task: Task) -> Domain:
-    """The domain a task's environment belongs to."""
-    return domain_of(task.environment)

@@ -46,7 +46,7 @@ from rods.envs.classes import (  # noqa: F401 - api_class & co. re-exported for 
     public_methods,
     thaw,
 )
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 from rods.envs.protocol import ERROR_PREFIX, Environment, ToolSpec
 from rods.envs.schemas import tool_specs
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 from rods.envs.protocol import ToolSpec
 
 #: Python-ish type names -> JSON-schema types (as BFCL's GORILLA_TO_OPENAPI maps them).

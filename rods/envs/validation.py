@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 from rods.envs.calls import CallParseError, ToolCall, format_call, parse_calls
 from rods.envs.classes import method_owners
 from rods.envs.contract import environment_for
-from rods.envs.domain import domain_of, standard_error
+from rods.envs.domain import standard_error
+from rods.envs.domains import domain_of
 from rods.envs.schemas import argument_schema, function_docs
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rods.envs.domain import domain_of_task
+from rods.envs.domains import domain_of_task
 from rods.eval.official import Agreement, rescore_file, write_decoded
 from rods.rollout import EpisodeOptions, Policy, Trajectory, run_episodes
 from rods.tasks import CATEGORIES, Task

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rods.envs.domain import domain_of_task
+from rods.envs.domains import domain_of_task
 from rods.rollout.trajectory import Trajectory
 from rods.tasks import Task
 from rods.tasks.jsonlines import write_lines

@@ -27,7 +27,7 @@ from rods.envs import (
 )
 from rods.envs.classes import freeze, thaw
 from rods.envs.contract import FrozenEnvironment, RolloutEnvironment, template_from, template_with_state
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 from rods.reward.disk_cache import GroundTruthDiskCache
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any, cast
 
 from rods.envs.calls import ast_parse
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 from rods.tasks.model import Task
 
 Steps = list[list[list[str]]]

@@ -37,7 +37,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 from rods.envs.schemas import function_docs as schema_docs
 from rods.synth.declared import class_source
 from rods.synth.value_model import ValueModel

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from rods.envs.calls import ToolCall
 from rods.envs.contract import RolloutEnvironment, environment_from
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 from rods.envs.environment import public_state
 from rods.synth import state as state_view
 from rods.synth.api_graph import function_docs

@@ -73,7 +73,7 @@ from typing import Any, NamedTuple
 
 from rods.envs.calls import ToolCall
 from rods.envs.contract import environment_for
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 from rods.synth.parameters import name_words
 from rods.synth.profile import Trace, linkable, produced_values, result_value, trace_task, value_paths
 from rods.synth.values import is_distinctive, vocabulary_of

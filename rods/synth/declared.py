@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rods.envs.calls import ast_parse, source_of
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 from rods.synth.parameters import enum_values
 
 _QUOTED = re.compile(r"'([^'\s][^']{0,30})'|\"([^\"\s][^\"]{0,30})\"")

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field, create_model
 
 from rods.envs.calls import ToolCall, format_call
 from rods.envs.contract import RolloutEnvironment
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 from rods.llm.base import LLMBackend
 from rods.llm.schema import MAX_REASON_CHARS, closed_object, like
 from rods.synth.plan import Plan

@@ -19,7 +19,7 @@ import threading
 from typing import Any
 
 from rods.envs.classes import REPLAY_KEY
-from rods.envs.domain import domain_of_task
+from rods.envs.domains import domain_of_task
 from rods.envs.validation import describe, validate_task
 from rods.reward import score
 from rods.synth.api_graph import graph_for

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 from rods.tasks.model import Task
 
 

@@ -51,7 +51,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
-from rods.envs.domain import domain_of, domain_of_task
+from rods.envs.domains import domain_of, domain_of_task
 from rods.llm.base import LLMBackend
 from rods.llm.schema import MAX_REASON_CHARS, SCALAR, closed_object
 from rods.synth.api_graph import APIGraph, seeds_of

@@ -22,7 +22,8 @@ from typing import Any
 
 from rods.envs.calls import ToolCall, parse_calls
 from rods.envs.contract import RolloutEnvironment, environment_for
-from rods.envs.domain import domain_of, standard_error
+from rods.envs.domain import standard_error
+from rods.envs.domains import domain_of
 from rods.envs.state import walk
 from rods.synth import state
 from rods.synth.values import SMALL_INT

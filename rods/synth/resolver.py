@@ -36,7 +36,7 @@ from typing import Any
 
 from rods.envs.calls import ToolCall
 from rods.envs.contract import RolloutEnvironment, environment_from
-from rods.envs.domain import domain_of_task
+from rods.envs.domains import domain_of_task
 from rods.envs.environment import public_state
 from rods.envs.validation import static_failure
 from rods.synth import state as state_view

@@ -38,7 +38,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, StringConstraints, conlist, create_model
 
 from rods.envs.calls import ToolCall
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 from rods.llm.base import LLMBackend
 from rods.llm.outcomes import noun, singular
 from rods.synth.api_graph import describe, function_docs

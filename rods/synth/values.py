@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 from rods.envs.vocabulary import NAMES, NOUNS, PLACES, SURNAMES, WORD as _WORD
 from rods.synth.dates import as_date, shift_date
 from rods.synth.people import (

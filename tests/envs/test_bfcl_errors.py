@@ -1,7 +1,7 @@
 """BFCL's failures in shapes of its own are errors by its domain's convention (rods.envs.bfcl.errors)."""
 
 from rods.envs.contract import environment_from
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 
 
 def error(cls: str, result: str) -> str | None:

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 from rods.llm.outcomes import outcome as phrase_outcome, plural
 from rods.synth.api_graph import describe, function_docs
 from rods.synth.leak import leaks

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 from rods.llm.pronouns import it_for_repeats
 from rods.llm.template import goal, request
 from rods.synth.api_graph import function_docs

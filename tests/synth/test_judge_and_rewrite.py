@@ -88,7 +88,7 @@ def test_the_goal_says_the_writes_as_actions_and_a_closing_read_as_what_to_find_
 def test_a_text_passed_on_from_a_result_is_asked_for_as_the_gold_call_passes_it():
     """The gold post is "Update: " and a file's line: "post that text" has another answer (the line alone), so
     the request says the prefix; items joined are asked for so; a note of the user's own words is said."""
-    from rods.envs.domain import domain_of
+    from rods.envs.domains import domain_of
     bfcl = domain_of("bfcl")
     post = {"index": 1, "function": "post_tweet", "changed": True, "params": dict.fromkeys(["content", "tags"]),
             "arguments": {"content": "Update: Plan for Lisbon", "tags": ["#lisbon"]}, "bound": ["content"],

@@ -12,7 +12,7 @@ from typing import Any
 from rods.envs.check.findings import Finding, fail, passed, warn
 from rods.envs.check.probes import clip, short
 from rods.envs.check.runs import Step
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 from rods.envs.protocol import ToolSpec
 from rods.envs.schemas import JSON_TYPES, function_docs, tool_specs
 from rods.tasks.model import environment_kind

@@ -31,7 +31,7 @@ from rods.envs.check.probes import (
 )
 from rods.envs.classes import freeze
 from rods.envs.contract import RolloutEnvironment, environment_from
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 from rods.envs.protocol import ToolSpec, canonical_json
 from rods.envs.python import to_json
 

@@ -17,7 +17,7 @@ from rods.envs.check.findings import Finding, fail, passed, warn
 from rods.envs.check.probes import clip, describe_difference, first_difference, short, texts_apart
 from rods.envs.check.runs import Runner, Setup, Step, round_trip, tool_of
 from rods.envs.classes import REPLAY_KEY
-from rods.envs.domain import domain_of
+from rods.envs.domains import domain_of
 from rods.envs.python import constructor_parameters, to_json, volatile
 
 

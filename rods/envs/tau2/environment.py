@@ -90,7 +90,7 @@ class Tau2Env:
     `db` shares its unchanged entries with the packaged database (`rods.envs.copy_on_write`).
     """
 
-    #: The tau2 domain's hooks (`rods.envs.domain.domain_of`).
+    #: The tau2 domain's hooks (`rods.envs.domains.domain_of`).
     rods_domain = DOMAIN
     _toolkit: ClassVar[type[ToolKitBase]]
     _db_class: ClassVar[type[DB]]
