@@ -616,14 +616,20 @@ class ValueRemapper:
     def _renumbered(self, text: str, every: bool) -> str:
         """For a recast, a value with new numbers of as many digits and its words as they were: runs of three digits
         or more, and in a phrase (`every`: an address, "14 Larch Street") every run (its words re-drawn made "14
-        Quizzes Events"); a year stays a plausible year, one digit stays one of 1-4. One or two digits of an id
-        stay (a seat 'C4' is a seat the hall has), unless nothing else would change (`text`: 'test_image1.jpg')."""
+        Quizzes Events"); a year stays, or moves one year where it is the value's only number (a recast moves its
+        world by weeks: 'notes_2024.txt' came out as 'notes_2035.txt', a booking in 2030), one digit stays one of
+        1-4. One or two digits of an id stay (a seat
+        'C4' is a seat the hall has), unless nothing else would change (`text`: 'test_image1.jpg')."""
         def digits(match: re.Match) -> str:
             run = match.group(0)
             if len(run) < 3 and not every:
                 return run
-            if len(run) == 4 and 1900 <= int(run) <= 2099 and run not in self.digits:
-                self.digits[run] = str(self.rng.choice([y for y in range(2024, 2036) if str(y) != run]))
+            if len(run) == 4 and 1900 <= int(run) <= 2099:  # a year: its world moved weeks, not years
+                if len(re.findall(r"\d+", text)) > 1:
+                    return run
+                if run not in self.digits:  # the value's only number: the next or the last year, not a copy
+                    self.digits[run] = str(int(run) + self.rng.choice((-1, 1)))
+                return self.digits[run]
             if run not in self.digits:
                 # the first digit of a longer run stays (an area code's, a card's issuer's, a floor's), a house
                 # number's is drawn; one digit is an ordinal more often than not (a quarter, a term, a file's
@@ -643,6 +649,8 @@ class ValueRemapper:
         def kept_or_new(match: re.Match) -> str:
             if match["postal"] or match["area"] or (match["fraction"] and _is_fraction(match["fraction"])):
                 return match.group(0)
+            if match["fraction"] and re.fullmatch(r"(0?[1-9]|1[0-2])/\d{2}", match["fraction"]):
+                return match.group(0)  # a month and year ('12/26', a card's expiry): a date, kept as the year is
             return re.sub(r"\d+", digits, match.group(0))
 
         # a phone number's area code goes with its place too ('509-555-0178' of a Spokane mother: '509-...')

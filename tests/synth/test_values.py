@@ -284,7 +284,7 @@ def test_a_recast_s_ids_and_codes_keep_their_letters_and_take_new_numbers():
     assert seat == "C4"
     image = remapper.text("test_image1.jpg")  # nothing else would change: the short run too (else a copy)
     assert re.fullmatch(r"test_image\d\.jpg", image) and image != "test_image1.jpg", image
-    assert re.fullmatch(r"report_20(2[4-9]|3[0-5])\.txt", report) and report != "report_2024.txt", report
+    assert report in ("report_2023.txt", "report_2025.txt"), report  # its only number: a year on, or back
     assert is_person_name(person) and person != "Goran Petrovic", person
     # the first digit of a longer run stays: no area code 114 (the self-storage read), unit B-207 stays on floor 2
     for value in ("503-555-0142", "B-207"):
