@@ -25,6 +25,7 @@ from rods.envs.calls import ToolCall
 from rods.synth.dates import as_date
 from rods.synth.people import is_person_name
 from rods.synth.value_model import ValueModel
+from rods.synth.values import is_distinctive
 
 #: A name without spaces: a file, a folder, a tag, a handle ('summary.txt', 'Documents', 'tech_guru').
 NAME = re.compile(r"[A-Za-z][A-Za-z_.-]{2,40}")
@@ -34,12 +35,14 @@ _NOT_CHOSEN = frozenset({"category", "date", "person", "company"})
 
 
 def quoted_names(calls: Iterable[ToolCall], writes: Iterable[bool | None], text: str, model: ValueModel | None,
-                 held: frozenset[str]) -> list[tuple[str, str]]:
+                 held: frozenset[str], vocabulary: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
     """("function.param", name) for each name a call passes that the messages write in quotes, in call order:
     the names the user chose. The name is a thing's whole name: one the state holds (`held`: its texts and map
     keys) or one a write (`writes`: per call, whether it changes the state) gives a new thing. A read's other
     quoted words are search terms, which find what the state's texts say ('update' in a script), not names. A
-    value with digits is a code (`touched_values` takes it); a category or a person is not the user's choice."""
+    value with digits is a code (`touched_values` takes it); a category or a person is not the user's choice, nor
+    a word of the environment's `vocabulary` ('archive' is a folder and a verb: renamed 'temp', a tweet's "Managed
+    to archive" became "Managed to temp")."""
     out: list[tuple[str, str]] = []
     seen: set[str] = set()
     for call, writes_state in zip(calls, writes):
@@ -53,6 +56,8 @@ def quoted_names(calls: Iterable[ToolCall], writes: Iterable[bool | None], text:
                 if is_person_name(item, model.people if model is not None else frozenset()):
                     continue
                 if item not in held and not writes_state:
+                    continue
+                if not is_distinctive(item, vocabulary):
                     continue
                 if re.search(rf"['\"‘“`]{re.escape(item)}['\"’”`]", text):
                     seen.add(item)

@@ -377,16 +377,18 @@ class Planner:
         touched = touched_values(info.base_config, said, text, self.graph.values.people)
         held = {json.dumps(v) for v in leaves(info.base_config)}
         return any(is_distinctive(v, words) and (json.dumps(v) in held or written_in(v, text)) for v in touched) \
-            or bool(seed_dates(leaves(info.base_config))) or bool(self._chosen_names(info, text, random.Random(0)))
+            or bool(seed_dates(leaves(info.base_config))) \
+            or bool(self._chosen_names(seed, info, text, random.Random(0)))
 
-    def _chosen_names(self, info: SeedAnalysis, text: str, rng: random.Random) -> dict[str, str]:
+    def _chosen_names(self, seed: Task, info: SeedAnalysis, text: str, rng: random.Random) -> dict[str, str]:
         """The names the seed's user chose (quoted, passed by a call) -> another user's names for them
         (`rods.synth.names`)."""
         model = self.graph.values
         world = [info.base_config, [[*c.args, c.arguments] for c in info.trace.calls]]
         held = frozenset(v for v in leaves(info.base_config) if isinstance(v, str))  # map keys too
         writes = info.trace.changed or [None] * len(info.trace.calls)
-        return renamed(quoted_names(info.trace.calls, writes, text, model, held), model, world, text, rng)
+        names = quoted_names(info.trace.calls, writes, text, model, held, vocabulary_of(seed.environment))
+        return renamed(names, model, world, text, rng)
 
     def _world(self, seed: Task, info: SeedAnalysis, local: random.Random,
                recast: bool = False) -> tuple[ValueRemapper, dict[str, Any]]:
@@ -405,7 +407,7 @@ class Planner:
             remapper.shift = free_shift(seed_dates([*leaves(info.base_config), *said]),
                                         7 * weeks * (1 if remapper.shift > 0 else -1))
             text = message_text(seed.question)
-            remapper.names = self._chosen_names(info, text, random.Random(str(local.getstate()[1][:4])))
+            remapper.names = self._chosen_names(seed, info, text, random.Random(str(local.getstate()[1][:4])))
             remapper.touched = touched_values(info.base_config, said, text, self.graph.values.people) \
                 | frozenset(remapper.names)
             remapper.genders = said_genders(remapper.touched, text, self.graph.values.people)

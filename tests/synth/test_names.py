@@ -40,6 +40,9 @@ def test_quoted_names_a_call_passes_are_the_user_s_and_categories_are_not():
     assert quoted_names(calls, writes, text, _model(), frozenset({"Documents", "driver"})) == [
         ("cd.folder", "Documents"), ("touch.file_name", "summary.txt")]
     assert quoted_names(calls, writes, text, _model(), frozenset()) == [("touch.file_name", "summary.txt")]
+    # a word of the environment's vocabulary is no name of the user's ('archive': a folder and a verb)
+    assert quoted_names(calls, writes, text, _model(), frozenset({"Documents"}), frozenset({"documents"})) == [
+        ("touch.file_name", "summary.txt")]
 
 
 def test_a_name_takes_another_user_s_name_of_its_shape_that_the_world_does_not_hold():
