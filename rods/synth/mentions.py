@@ -28,7 +28,7 @@ from rods.synth.people import titled
 from rods.synth.values import is_distinctive
 
 
-def _quoted(value: str, text: str) -> bool:
+def quoted_in(value: str, text: str) -> bool:
     """Whether `text` writes `value` in quotes ('john')."""
     return re.search(rf"['\"‘“`]{re.escape(value)}['\"’”`]", text) is not None
 
@@ -156,7 +156,7 @@ class Mentions:
             if old == new or value_key(old) is None or value_key(new) is None:
                 continue
             if isinstance(old, str) and isinstance(new, str) and (
-                    is_distinctive(old, vocabulary) or as_date(old) or _quoted(old, text)):
+                    is_distinctive(old, vocabulary) or as_date(old) or quoted_in(old, text)):
                 # a date moves even where its year is a word the environment keeps; a value the user quotes
                 # ('john', a username the vocabulary holds as a word) is that value, whatever its words
                 out._text(old, new, low)

@@ -23,6 +23,7 @@ from typing import Any
 
 from rods.envs.calls import ToolCall
 from rods.synth.dates import as_date
+from rods.synth.mentions import quoted_in
 from rods.synth.people import is_person_name
 from rods.synth.value_model import ValueModel
 from rods.synth.values import is_distinctive
@@ -59,7 +60,7 @@ def quoted_names(calls: Iterable[ToolCall], writes: Iterable[bool | None], text:
                     continue
                 if not is_distinctive(item, vocabulary):
                     continue
-                if re.search(rf"['\"‘“`]{re.escape(item)}['\"’”`]", text):
+                if quoted_in(item, text):
                     seen.add(item)
                     out.append((f"{call.name}.{param}", item))
     return out

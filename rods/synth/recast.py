@@ -141,8 +141,7 @@ def _compared(value: int | float, text: str) -> bool:
     """Whether the messages write the number only as a threshold ("under 35 PSI", "more than 10 items"): its
     relation to the state's values is the errand, and a new number would break it (the tires were no longer
     under it)."""
-    written = str(int(value)) if float(value).is_integer() else str(value)
-    number = rf"(?<![\w.,]){re.escape(written)}(?![\w]|[.,]\d)"
+    number = _number_pattern(value)
     flat = text.replace(",", "").lower()
     every = len(re.findall(number, flat))
     compared = len(re.findall(rf"{_COMPARISONS}\s+(?:\$|£|€)?{number}", flat))
@@ -154,8 +153,13 @@ def written_in(value: str | int | float, text: str) -> bool:
     (thousands' commas aside), not as part of another number ("3" is not in "3.5" nor in "130")."""
     if isinstance(value, str):
         return re.search(rf"(?<!\w){re.escape(value.lower())}(?!\w)", text.lower()) is not None
+    return re.search(_number_pattern(value), text.replace(",", "")) is not None
+
+
+def _number_pattern(value: int | float) -> str:
+    """A number as the messages write it, whole: 3 (of 3.0) not inside 3.5 nor 130."""
     written = str(int(value)) if float(value).is_integer() else str(value)
-    return re.search(rf"(?<![\w.,]){re.escape(written)}(?![\w]|[.,]\d)", text.replace(",", "")) is not None
+    return rf"(?<![\w.,]){re.escape(written)}(?![\w]|[.,]\d)"
 
 
 def follow_people(value: Any, people: dict[str, str]) -> Any:
