@@ -21,6 +21,7 @@ gives every backbone's tried / accepted / acceptance rate.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import random
@@ -42,7 +43,7 @@ from rods.synth.ensemble import Router, backbone_names
 from rods.synth.executor import Execution, Executor
 from rods.synth.gate import Gate, Rejected
 from rods.synth.judge import Judge, Judgement
-from rods.synth.mentions import Mentions, message_text, recast_question
+from rods.synth.mentions import Mentions, message_text, recast_question, value_key
 from rods.synth.plan import Plan
 from rods.synth.planner import Planner, PlannerConfig
 from rods.synth.profile import ComplexityProfile, profile_of, trace_task
@@ -60,7 +61,11 @@ from rods.synth.settings import SynthConfig
 from rods.synth.stats import SynthStats
 from rods.tasks.model import Provenance, Task, content_hash
 
+#: Counterparts a counterpart recast runs before it gives up (`Pipeline._counterpart`).
+COUNTERPARTS_TRIED = 3
+
 logger = logging.getLogger(__name__)
+
 
 class Pipeline:
     """Runs the five stages for batches of seeds; `pipeline(seeds)` returns accepted tasks."""
@@ -229,12 +234,19 @@ class Pipeline:
         if episode is not None:
             return self._slice_variant(seed, episode, index, rng, stats)
         if self._recasts(seed, rng, stats):
-            recast = self._recast(seed, index, rng, stats)
-            if recast is not None:
-                return recast
-            # nothing of the seed's own could change (its ids are the environment's, its amount the only one
-            # its seeds show): re-planned, as a seed with nothing to recast is
-            stats.recast_unavailable += 1
+            try:
+                recast = self._recast(seed, index, rng, stats)
+            except Rejected as rej:
+                if self.planner_for(seed.environment).can_recast(seed):
+                    raise
+                # the seed's errand fit none of the counterparts tried: re-planned, so that it has variants
+                stats.counterpart_fallbacks[rej.reason] += 1
+            else:
+                if recast is not None:
+                    return recast
+                # nothing of the seed's own could change (its ids are the environment's, its amount the only one
+                # its seeds show): re-planned, as a seed with nothing to recast is
+                stats.recast_unavailable += 1
         stats.strategies["replan"] += 1
         seed_profile = self.planner_for(seed.environment).analyze(seed).profile
         plan, execution, attempts = self._plan_and_execute(seed, index, rng, seed_profile, stats)
@@ -266,12 +278,14 @@ class Pipeline:
         a re-planned variant draws what it drew before recasts existed (with
         `recast` 0 the pipeline's output is as it was). A seed a recast would
         not change (`Planner.can_recast`: its state is the environment's own) is
-        re-planned, counted in `recast_unavailable`.
+        recast for a counterpart where it has one (`Planner.has_counterparts`),
+        else re-planned, counted in `recast_unavailable`.
         """
         share = self.recast_share
         if share <= 0 or (share < 1 and random.Random(str(rng.getstate()[1][:16])).random() >= share):
             return False
-        if not self.planner_for(seed.environment).can_recast(seed):
+        planner = self.planner_for(seed.environment)
+        if not planner.can_recast(seed) and not planner.has_counterparts(seed):
             stats.recast_unavailable += 1
             return False
         return True
@@ -303,11 +317,16 @@ class Pipeline:
         planner = self.planner_for(seed.environment)
         info = planner.analyze(seed)
         stats.attempts["plan"] += 1
-        plan = planner.recast(seed, rng=rng)
+        if planner.can_recast(seed):
+            plan = planner.recast(seed, rng=rng)
+            state = state_mapping(info.base_config, plan.initial_config)
+            pairs = [pair for cls, value in info.base_config.items()
+                     for pair in paired(value, plan.initial_config.get(cls))]
+            execution = run_recast(self.executor, plan, info.trace, state)
+        else:
+            plan, state, pairs, execution = self._counterpart(seed, rng)
         stats.passed["plan"] += 1
         stats.attempts["execute"] += 1
-        state = state_mapping(info.base_config, plan.initial_config)
-        execution = run_recast(self.executor, plan, info.trace, state)
         if execution.failure is not None:
             raise Rejected(f"{execution.failure.kind}:{execution.failure.function}")
         if moved_flows(info.trace.calls, execution.calls, plan.calls, state):
@@ -320,8 +339,7 @@ class Pipeline:
         if hollow_reads(info.trace, trace):
             raise Rejected("read_finds_nothing")
         judged, violations = self._seed_checks(seed, plan)
-        pairs = argument_pairs(info.trace.calls, execution.calls) + [
-            pair for cls, value in info.base_config.items() for pair in paired(value, plan.initial_config.get(cls))]
+        pairs = argument_pairs(info.trace.calls, execution.calls) + pairs
         said = [message_text(seed.question), *violations,
                 *(f for v in (judged.verdicts if judged else {}).values() for f in v.failures)]
         mentions = Mentions.of(pairs, plan.remapper.people, plan.remapper.vocabulary, "\n".join(said))
@@ -346,6 +364,21 @@ class Pipeline:
         self.gate.check(seed, task, info.profile)
         stats.passed["gate"] += 1
         return task
+
+    def _counterpart(self, seed: Task, rng: random.Random) -> tuple[Plan, dict, list, Execution]:
+        """The first of `COUNTERPARTS_TRIED` counterparts (`Planner.counterparts`) whose calls run as the seed's
+        (a call meant to fail fails): its plan, state mapping, value pairs and run; the last run where none does."""
+        tried = None
+        for plan, mapping in itertools.islice(self.planner_for(seed.environment).counterparts(seed, rng=rng),
+                                              COUNTERPARTS_TRIED):
+            pairs = [(json.loads(old), new) for old, new in mapping.items()]
+            state = {key: new for old, new in pairs if (key := value_key(old)) is not None}
+            tried = (plan, state, pairs, self.executor.run(plan))
+            if tried[3].failure is None:
+                return tried
+        if tried is None:
+            raise Rejected("unchanged")  # no counterpart: re-planned, as a seed with nothing to recast
+        return tried
 
     def _slice_variant(self, seed: Task, episode: Task, index: int, rng: random.Random,
                        stats: SynthStats) -> Task:

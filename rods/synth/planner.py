@@ -47,6 +47,7 @@ import random
 import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel, Field, create_model
@@ -55,6 +56,7 @@ from rods.envs.domains import domain_of, domain_of_task
 from rods.llm.base import LLMBackend
 from rods.llm.schema import MAX_REASON_CHARS, SCALAR, closed_object
 from rods.synth.api_graph import APIGraph, seeds_of
+from rods.synth.counterparts import counterparts, database_of, errand_of, mapped
 from rods.synth.findings import tells_nothing
 from rods.synth.initial_config import materialize_config
 from rods.synth.mentions import message_text
@@ -283,6 +285,7 @@ class Planner:
         #: Suggested values the environment's value model refuses (a room type it has no rooms of): dropped.
         self.out_of_domain_arguments = 0
         self._analyses: dict[tuple[str, str], SeedAnalysis] = {}
+        self._has_counterparts: dict[tuple[str, str], bool] = {}
         self._lock = threading.Lock()
         self._by_class: dict[str, list[str]] = defaultdict(list)
         for name, node in sorted(graph.nodes.items()):
@@ -361,14 +364,49 @@ class Planner:
         return Plan(seed, calls, config, None, copy.deepcopy(seed.missed_function), remapper, 1, rng_seed,
                     observed_flows=frozenset(self.graph.flows))
 
+    def counterparts(self, seed: Task, *, rng: random.Random) -> Iterator[tuple[Plan, dict[str, Any]]]:
+        """Plans of the seed's errand done for a counterpart (`rods.synth.counterparts`): its calls, turns and
+        flows kept, their values the counterpart's (`mapping`: JSON of a seed value -> its counterpart's),
+        the state the environment's own. None drawn where the seed touches no record of a collection."""
+        info = self.analyze(seed)
+        if self._holds_own(seed, info):  # a state of the seed's own is renamed by a recast, not swapped
+            return
+        db = database_of(seed)
+        changed = info.trace.changed or [False] * len(info.trace.calls)
+        errand = errand_of(db, said_values(info.trace.calls),
+                           said_values([c for c, w in zip(info.trace.calls, changed) if w]), message_text(seed.question))
+        if errand is None:
+            return
+        rng_seed = rng.randrange(2**31)
+        remapper, _ = self._world(seed, info, random.Random(rng_seed), recast=True)
+        failing = frozenset(seed.expected_error_calls())
+        index_in_turn = [info.trace.turn_of[:j].count(info.trace.turn_of[j]) for j in range(len(info.trace.calls))]
+        for mapping in counterparts(db, errand, random.Random(rng_seed)):
+            calls = [PlannedCall(call.name, {p: mapped(v, mapping) for p, v in call.arguments.items()},
+                                 tuple(mapped(v, mapping) for v in call.args), turn=info.trace.turn_of[j],
+                                 original=call.name, changed=changed[j],
+                                 fails=(info.trace.turn_of[j], index_in_turn[j]) in failing)
+                     for j, call in enumerate(info.trace.calls)]
+            yield (Plan(seed, calls, copy.deepcopy(info.base_config), None, copy.deepcopy(seed.missed_function),
+                        remapper, 1, rng_seed, observed_flows=frozenset(self.graph.flows)), mapping)
+
+    def has_counterparts(self, seed: Task) -> bool:
+        """Whether the seed's errand has a counterpart to be done for (`counterparts`; once per seed)."""
+        key = (seed.id, content_hash(seed))
+        with self._lock:
+            known = self._has_counterparts.get(key)
+        if known is None:
+            known = next(self.counterparts(seed, rng=random.Random(0)), None) is not None
+            with self._lock:
+                self._has_counterparts[key] = known
+        return known
+
     def can_recast(self, seed: Task) -> bool:
         """Whether a recast can change the seed's world: its state holds a distinctive value that is its own, not
         the environment's (a tau2 task's state is the domain's database, which a variant does not rename). A gold
         call meant to fail (`expected_errors`) must fail in the recast too (`PlannedCall.fails`)."""
         info = self.analyze(seed)
-        words = vocabulary_of(seed.environment)
-        if not any(is_distinctive(v, words) and v not in info.keep
-                   for state in info.base_config.values() for v in config_values(state)):
+        if not self._holds_own(seed, info):
             return False
         # and it has something that makes another errand (a person, an id, a number, a date) that the state holds or
         # the user says: an id only a call makes (a new page's) comes out as it was, and the recast as its seed
@@ -376,9 +414,16 @@ class Planner:
         text = message_text(seed.question)
         touched = touched_values(info.base_config, said, text, self.graph.values.people)
         held = {json.dumps(v) for v in leaves(info.base_config)}
+        words = vocabulary_of(seed.environment)
         return any(is_distinctive(v, words) and (json.dumps(v) in held or written_in(v, text)) for v in touched) \
             or bool(seed_dates(leaves(info.base_config))) \
             or bool(self._chosen_names(seed, info, text, random.Random(0)))
+
+    def _holds_own(self, seed: Task, info: SeedAnalysis) -> bool:
+        """Whether the seed's state holds a distinctive value that is its own, not the environment's."""
+        words = vocabulary_of(seed.environment)
+        return any(is_distinctive(v, words) and v not in info.keep
+                   for state in info.base_config.values() for v in config_values(state))
 
     def _chosen_names(self, seed: Task, info: SeedAnalysis, text: str, rng: random.Random) -> dict[str, str]:
         """The names the seed's user chose (quoted, passed by a call) -> another user's names for them

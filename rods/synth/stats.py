@@ -30,6 +30,8 @@ class SynthStats:
     accepted_strategies: Counter = field(default_factory=Counter)  # strategy -> variants accepted
     #: Variants drawn as recasts whose seed a recast would not change (`Planner.can_recast`): re-planned.
     recast_unavailable: int = 0
+    #: Counterpart recasts (`rods.synth.counterparts`) rejected, by reason: each re-planned instead.
+    counterpart_fallbacks: Counter = field(default_factory=Counter)
     seconds: float = 0.0
 
     def merge(self, other: SynthStats) -> None:
@@ -39,7 +41,7 @@ class SynthStats:
         self.accepted += other.accepted
         self.recast_unavailable += other.recast_unavailable
         for name in ("attempts", "passed", "rejections", "patches", "tried_by", "accepted_by", "strategies",
-                     "accepted_strategies"):
+                     "accepted_strategies", "counterpart_fallbacks"):
             getattr(self, name).update(getattr(other, name))
 
     def backbones(self) -> dict[str, dict[str, Any]]:
@@ -55,7 +57,7 @@ class SynthStats:
 
     def to_dict(self, llm: dict[str, Any] | None = None) -> dict[str, Any]:
         out = asdict(self)
-        for key in ("attempts", "passed", "rejections", "patches"):
+        for key in ("attempts", "passed", "rejections", "patches", "counterpart_fallbacks"):
             out[key] = dict(getattr(self, key))
         del out["tried_by"], out["accepted_by"], out["accepted_strategies"]
         out["backbones"] = self.backbones()

@@ -229,16 +229,23 @@ def test_a_seed_of_the_environment_s_own_state_is_re_planned(kennel):
     assert planner.can_recast(own) and not planner.can_recast(seed)
 
 
-def test_a_tau2_seed_is_re_planned_never_recast_unchanged():
+def test_a_tau2_seed_is_recast_for_a_counterpart_or_re_planned_never_recast_unchanged():
     """tau2's state is the domain's database, loaded by the class (the seed's config is empty): a recast would be its
-    seed again. Its variants drawn as recasts are re-planned and counted."""
+    seed again. A seed whose errand has a counterpart (another customer of its shape: `rods.synth.counterparts`) is
+    recast for one; the others' variants drawn as recasts are re-planned and counted."""
     pytest.importorskip("tau2.environment.toolkit")
-    seeds = read_tasks(EXAMPLES / "tau2_airline" / "train.jsonl")[:2]
+    seeds = read_tasks(EXAMPLES / "tau2_airline" / "train.jsonl")[3:6]  # airline_5 and 9 have counterparts, 7 not
     pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=1, workers=1, seed=0, recast=1.0))
+    planner = pipeline.planner_for(seeds[0].environment, seeds)
+    has = {s.id: planner.has_counterparts(s) for s in seeds}
+    assert 0 < sum(has.values()) < len(seeds), has  # both kinds in the draw
     accepted = pipeline(seeds)
     report = pipeline.report()
-    assert report["recast_unavailable"] == 2 and set(report["strategies"]) == {"replan"}
-    assert all(t.provenance.strategy == "replan" for t in accepted)
+    assert report["recast_unavailable"] == sum(not h for h in has.values())
+    assert report["strategies"]["recast"]["tried"] == sum(has.values())
+    for task in accepted:
+        assert task.provenance.strategy == ("recast" if has[task.provenance.parent_id] else "replan")
+        assert task.initial_config == next(s for s in seeds if s.id == task.provenance.parent_id).initial_config
 
 
 # ------------------------------------------------------------------------ populations of the examples

@@ -1,0 +1,107 @@
+"""Counterparts (rods.synth.counterparts): a seed's errand done for another of the database's own people.
+
+The unit tests hold the rules on a made-up shop's database (customers who list their orders, orders whose items
+name the shop's products); a tau2 retail seed shows the whole path: a seed whose world is the domain's database,
+which a recast could not change and a re-plan wrote as parts put together, recast for another customer, calls and
+words alike, and replayed to 1.0.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+from rods.envs.validation import validate_task
+from rods.llm import make_backend
+from rods.synth.counterparts import Database, counterparts, errand_of, mapped
+from rods.synth.pipeline import Pipeline
+from rods.synth.profile import parse_ground_truth
+from rods.synth.settings import SynthConfig
+from rods.tasks import read_tasks
+
+FIRST = ["Ana", "Ben", "Chloe", "Dev", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jun", "Kai", "Lea"]
+STATUSES = ["pending", "delivered", "cancelled"]
+
+
+def shop() -> dict:
+    """40 customers, each listing two orders (statuses cycling), each order one item of one of 4 products."""
+    products = {f"P{p}": {"name": f"Product {p}", "variants": {f"I{p}{v}": {"price": 10.0 + p + v / 10}
+                                                                for v in range(3)}} for p in range(8)}
+    customers, orders = {}, {}
+    for c in range(40):
+        first = FIRST[c % len(FIRST)]
+        ids = [f"O{c}{k}" for k in range(2)]
+        customers[f"C{c}"] = {"name": {"first": first, "last": f"Lastname{c}"}, "zip": f"{10000 + c}",
+                              "orders": ids}
+        for k, oid in enumerate(ids):
+            p = (c + k) % 4
+            orders[oid] = {"customer": f"C{c}", "status": STATUSES[(c // 4 + k) % 3],
+                           "items": [{"product": f"P{p}", "item": f"I{p}-{c}{k}", "price": 10.0 + p + c / 10}]}
+    return {"Shop": {"customers": customers, "orders": orders, "products": products}}
+
+
+def test_the_anchor_is_the_customer_her_orders_are_owned_and_products_shared():
+    db = Database(shop())
+    # cancel Ana's pending order O00 of product P0 (an order's `customer` names Ana back: she is the errand's)
+    said = ["O00", "P0"]
+    errand = errand_of(db, said, written=["O00"], told="I am Ana, cancel O00")
+    assert errand.anchor == "C0" and set(errand.owned) == {"O00"} and errand.shared == frozenset({"P0"})
+    assert errand.written == frozenset({"O00"})
+
+
+def test_a_counterpart_has_the_written_order_s_status_and_product_and_its_own_names():
+    data = shop()
+    db = Database(data)
+    customers, orders = data["Shop"]["customers"], data["Shop"]["orders"]
+    errand = errand_of(db, ["C0", "O00", "I0-00"], written=["O00"], told="I am Ana Lastname0 (10000), cancel O00")
+    found = list(counterparts(db, errand, random.Random(0)))
+    assert found, "some customer has a pending order of product P0"
+    for mapping in found:
+        customer, order = mapping['"C0"'], mapping['"O00"']
+        assert customer != "C0" and order in customers[customer]["orders"]
+        assert orders[order]["status"] == "pending"  # the written order's mark
+        assert orders[order]["items"][0]["product"] == "P0"  # the same product: an item of the shared record
+        assert mapping['"I0-00"'] == orders[order]["items"][0]["item"]
+        assert mapping['"Ana"'] == customers[customer]["name"]["first"]
+        assert mapping['"10000"'] == customers[customer]["zip"]
+    # no customer without a pending order of P0 is a counterpart
+    fitting = {c for c, rec in customers.items() if c != "C0" and any(
+        orders[o]["status"] == "pending" and orders[o]["items"][0]["product"] == "P0" for o in rec["orders"])}
+    assert {m['"C0"'] for m in found} == fitting
+
+
+def test_an_order_only_read_needs_no_status_of_its_seed():
+    db = Database(shop())
+    read = errand_of(db, ["C0", "O00"], written=[])
+    written = errand_of(db, ["C0", "O00"], written=["O00"])
+    assert len(list(counterparts(db, read, random.Random(0)))) > len(list(counterparts(db, written, random.Random(0))))
+
+
+def test_mapped_values_keep_their_type_and_amounts_inside_a_text_follow():
+    mapping = {json.dumps("C0"): "C7", json.dumps(466.75): 512.3, json.dumps(39.0): 41.0}
+    assert mapped({"who": "C0", "n": 39, "x": 39.0, "all": ["C0", "C1"]}, mapping) == {
+        "who": "C7", "n": 41, "x": 41.0, "all": ["C7", "C1"]}
+    assert mapped("466.75 + 288.82", mapping) == "512.30 + 288.82"
+    assert mapped("keep 466.751", mapping) == "keep 466.751"
+
+
+def test_a_tau2_retail_seed_is_recast_for_another_customer():
+    seeds = read_tasks(Path(__file__).resolve().parents[2] / "examples" / "tau2_retail" / "test.jsonl")
+    seed = next(s for s in seeds if s.id == "tau2_retail_17")  # Fatima Johnson moves a pending order's address
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=2, workers=1, seed=3))
+    variants = pipeline([seed])
+    assert variants, pipeline.report()["rejections"]
+    for variant in variants:
+        assert variant.provenance.strategy == "recast"
+        calls = [c for turn in parse_ground_truth(variant) for c in turn]
+        assert [c.name for c in calls] == [c.name for turn in parse_ground_truth(seed) for c in turn]
+        first, last = calls[0].arguments["first_name"], calls[0].arguments["last_name"]
+        assert (first, last) != ("Fatima", "Johnson")
+        text = variant.question[0][0].content
+        assert f"I am {first} {last} in zipcode {calls[0].arguments['zip']}." in text
+        assert "Fatima" not in text and "78712" not in text and "#W8665881" not in text
+        moved = calls[-1].arguments["order_id"]
+        assert re.search(rf"change {re.escape(moved)} to be delivered", text)
+        assert validate_task(variant) == []
