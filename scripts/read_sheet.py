@@ -11,7 +11,8 @@ draws the seeds, synthesizes, and writes into OUT
         --seeds examples/bikeshare/seeds.jsonl --pipeline-seed 43
 
 `--bfcl-split` draws `--per-category` seeds of each BFCL category from that split (new classes first, so the draw
-covers every class); each `--seeds` file is one more environment (its folder is put on the import path).
+covers every class); each `--seeds` file is one more environment (its folder is put on the import path), all its
+seeds or `--limit` of them drawn.
 """
 
 from __future__ import annotations
@@ -61,12 +62,14 @@ def main() -> None:
     parser.add_argument("--seeds", type=Path, nargs="*", default=[])
     parser.add_argument("--pipeline-seed", type=int, required=True)
     parser.add_argument("--per-seed", type=int, default=1)
+    parser.add_argument("--limit", type=int, default=0, help="draw this many seeds of each --seeds file (0: all)")
     args = parser.parse_args()
     rng = random.Random(args.draw)
     groups = {f"bfcl_{args.bfcl_split}": bfcl_draw(args.bfcl_split, args.per_category, rng)} if args.bfcl_split else {}
     for path in args.seeds:
         sys.path.insert(0, str(path.resolve().parent))
-        groups[path.parent.name] = read_tasks(path)
+        seeds = read_tasks(path)
+        groups[path.parent.name] = rng.sample(seeds, args.limit) if 0 < args.limit < len(seeds) else seeds
     args.out.mkdir(parents=True, exist_ok=True)
     items, pairs = [], []
     for name, seeds in groups.items():
