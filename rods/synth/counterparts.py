@@ -375,7 +375,8 @@ def _owned_pairs(db: Database, errand: Errand, aligner: Aligner, other: dict, pa
         # the seed's were); one a write passes is the errand's, and has its seed's
         full = collection.marks.get((), {})
         marks = full if key in errand.written else {}
-        options.sort(key=lambda o: not (o in collection.records and aligner.alike(seed_record, collection.records[o], full)))
+        records = collection.records
+        options.sort(key=lambda o: not (o in records and aligner.alike(seed_record, records[o], full)))
         for option in options:
             if not isinstance(option, str) or option in used or option not in collection.records:
                 continue

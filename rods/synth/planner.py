@@ -46,8 +46,8 @@ import math
 import random
 import threading
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field, replace
 from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import BaseModel, Field, create_model
@@ -373,8 +373,8 @@ class Planner:
             return
         db = database_of(seed)
         changed = info.trace.changed or [False] * len(info.trace.calls)
-        errand = errand_of(db, said_values(info.trace.calls),
-                           said_values([c for c, w in zip(info.trace.calls, changed) if w]), message_text(seed.question))
+        written = said_values([c for c, w in zip(info.trace.calls, changed) if w])
+        errand = errand_of(db, said_values(info.trace.calls), written, message_text(seed.question))
         if errand is None:
             return
         rng_seed = rng.randrange(2**31)
