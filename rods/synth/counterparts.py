@@ -323,7 +323,9 @@ class Aligner:
 def counterparts(db: Database, errand: Errand, rng: random.Random) -> Iterator[dict[str, Any]]:
     """Mappings (JSON-dumped seed value -> counterpart value) for anchors drawn in a random order: each a
     record of the anchor's collection whose owned records have counterparts of the same marks. A mapping
-    sends no seed value to two values (a value paired twice otherwise is left out of it)."""
+    sends no seed value to two values: a value paired twice is left out of it, and where the calls or the words
+    say it (the customer's zip, which her order's address holds too, and the counterpart's order was sent
+    elsewhere) the counterpart is passed over."""
     aligner = Aligner(db, errand)
     home = errand.home
     seed_record = home.records[errand.anchor]
@@ -347,7 +349,7 @@ def counterparts(db: Database, errand: Errand, rng: random.Random) -> Iterator[d
             if k in mapping and mapping[k] != new:
                 twice.add(k)
             mapping.setdefault(k, new)
-        if any(k in errand.said for k in twice):
+        if any(errand.says(json.loads(k)) for k in twice):  # a zip the user writes, the counterpart's two zips
             continue
         yield {k: v for k, v in mapping.items() if k not in twice}
 

@@ -105,3 +105,18 @@ def test_a_tau2_retail_seed_is_recast_for_another_customer():
         moved = calls[-1].arguments["order_id"]
         assert re.search(rf"change {re.escape(moved)} to be delivered", text)
         assert validate_task(variant) == []
+
+
+def test_a_value_the_words_say_that_the_counterpart_holds_two_ways_passes_it_over():
+    """The customer's zip is her order's address's too; a counterpart whose order went elsewhere pairs it twice,
+    so the words' zip would have no one value: such a counterpart is passed over where the words say the zip."""
+    data = shop()
+    for order in data["Shop"]["orders"].values():
+        c = int(order["customer"][1:])
+        order["zip"] = f"{10000 + c}" if c % 2 == 0 else f"{20000 + c}"  # the odd customers' orders went elsewhere
+    db = Database(data)
+    told = errand_of(db, ["C0", "O01"], written=[], told="I am Ana, zip 10000; where is O01?")
+    untold = errand_of(db, ["C0", "O01"], written=[], told="I am Ana; where is O01?")
+    kept = {m['"C0"'] for m in counterparts(db, told, random.Random(0))}
+    assert kept and all(int(c[1:]) % 2 == 0 for c in kept)
+    assert any(int(m['"C0"'][1:]) % 2 for m in counterparts(db, untold, random.Random(0)))
