@@ -46,6 +46,7 @@ from typing import Any
 from rods.envs.contract import environment_from
 from rods.envs.environment import public_state
 from rods.envs.python.running import to_json
+from rods.synth.dates import as_date
 from rods.synth.people import is_person_name
 from rods.tasks.model import Task
 
@@ -185,11 +186,14 @@ class Errand:
     told: str = ""  # the seed's messages, lower case: a wide mark they say is kept
 
     def says(self, value: Any) -> bool:
-        """Whether the calls pass `value` or the words write it."""
+        """Whether the calls pass `value` or the words write it (a date also as "May 17" or "17 May")."""
         if json.dumps(value) in self.said:
             return True
-        return isinstance(value, str) and len(value) > 1 and \
-            re.search(rf"(?<![\w-]){re.escape(value.lower())}(?![\w-])", self.told) is not None
+        if not isinstance(value, str) or len(value) < 2:
+            return False
+        day = as_date(value)
+        forms = [value] if day is None else [value, f"{day:%B} {day.day}", f"{day.day} {day:%B}"]
+        return any(re.search(rf"(?<![\w-]){re.escape(f.lower())}(?![\w-])", self.told) for f in forms)
 
 
 def _listed(record: dict) -> Iterator[tuple[str, str]]:
@@ -325,10 +329,13 @@ def counterparts(db: Database, errand: Errand, rng: random.Random) -> Iterator[d
     record of the anchor's collection whose owned records have counterparts of the same marks. A mapping
     sends no seed value to two values: a value paired twice is left out of it, and where the calls or the words
     say it (the customer's zip, which her order's address holds too, and the counterpart's order was sent
-    elsewhere) the counterpart is passed over."""
+    elsewhere) the counterpart is passed over; so is one that has no match of a value of the seed's records the
+    words say (two flights "on May 17" where the counterpart's reservations are on other days)."""
     aligner = Aligner(db, errand)
     home = errand.home
     seed_record = home.records[errand.anchor]
+    told_values = {v for r in [seed_record, *(c.records[k] for k, (c, _) in errand.owned.items())]
+                   for v in _told(r, errand)}
     keys = [k for k in home.records if k != errand.anchor]
     rng.shuffle(keys)
     for key in keys[:MAX_ANCHORS]:
@@ -351,7 +358,23 @@ def counterparts(db: Database, errand: Errand, rng: random.Random) -> Iterator[d
             mapping.setdefault(k, new)
         if any(errand.says(json.loads(k)) for k in twice):  # a zip the user writes, the counterpart's two zips
             continue
+        if any(json.dumps(v) not in mapping and errand.says(v) for v in told_values):
+            continue  # the words say a value of the errand's records that the counterpart has no match of
         yield {k: v for k, v in mapping.items() if k not in twice}
+
+
+def _told(value: Any, errand: Errand) -> Iterator[str]:
+    """The names, ids, codes and dates of a record (not its field names, not a plain word: 'no') the words say."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(v, dict):
+                yield from _told(k, errand)  # the key of a record is its id
+            yield from _told(v, errand)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _told(v, errand)
+    elif isinstance(value, str) and (value[:1].isupper() or re.search(r"\d", value)) and errand.says(value):
+        yield value
 
 
 def _without(record: dict, owned: Any) -> dict:

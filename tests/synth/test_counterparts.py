@@ -120,3 +120,20 @@ def test_a_value_the_words_say_that_the_counterpart_holds_two_ways_passes_it_ove
     kept = {m['"C0"'] for m in counterparts(db, told, random.Random(0))}
     assert kept and all(int(c[1:]) % 2 == 0 for c in kept)
     assert any(int(m['"C0"'][1:]) % 2 for m in counterparts(db, untold, random.Random(0)))
+
+
+def test_a_counterpart_without_a_match_of_what_the_words_say_is_passed_over():
+    """"The item shipped on May 17": a counterpart whose order's item shipped another day has no match of that
+    entry (its marks differ), so nothing would turn May 17 into its day; it is passed over where the words say it."""
+    data = shop()
+    days = ["2026-05-17", "2026-05-18", "2026-05-19"]
+    for order in data["Shop"]["orders"].values():
+        order["items"][0]["shipped"] = days[int(order["customer"][1:]) % 3]
+    orders = data["Shop"]["orders"]
+    db = Database(data)
+    told = errand_of(db, ["C0", "O01"], written=[], told="I am Ana; the item of O01 shipped on May 17.")
+    untold = errand_of(db, ["C0", "O01"], written=[], told="I am Ana; where is O01?")
+    found = list(counterparts(db, told, random.Random(0)))
+    assert found and all(orders[m['"O01"']]["items"][0]["shipped"] == "2026-05-17" for m in found)
+    assert any(orders[m['"O01"']]["items"][0]["shipped"] != "2026-05-17"
+               for m in counterparts(db, untold, random.Random(0)))
