@@ -20,9 +20,11 @@ Read off the state alone, for any environment:
 * **marks**: the fields of a collection's records (and of their entries: an
   order's items, a user's payment methods) whose values repeat (a status, a
   cabin, a payment source; at most `MARK_SHARE` of the records' count distinct
-  values, or `MIN_MARKS`). A counterpart has the seed record's marks, and
-  each entry the calls name inside it has a counterpart entry of the same
-  marks and the same shared references (an item of the same product);
+  values, or `MIN_MARKS`). A counterpart has the seed record's marks (those
+  of `FEW` values always, of more where the calls or words say them; an
+  owned record only read, none), and each entry the calls name inside it has
+  a counterpart entry of the same shared references (an item of the same
+  product) and of the marks the calls or words say;
 * the **mapping**: seed value -> counterpart value for every scalar of the
   aligned records, path by path (name, zip, order ids, item ids, prices),
   which the calls and the words then follow (`rods.synth.mentions`).
@@ -272,12 +274,13 @@ class Aligner:
         return pairs if self.complete(seed, pairs) else None
 
     def entries(self, seed: Any, other: Any, marks: dict[str, int]) -> list[tuple[Any, Any]] | None:
-        """Each seed entry with the first unused counterpart entry of its marks and shared references; None
-        where one the calls name has none."""
+        """Each seed entry with the first unused counterpart entry of its shared references and of the marks the
+        calls or words say (a card's brand only where "my Visa" is said; what the errand's tools require of it,
+        a gift card's balance, the run checks); None where one the calls name has none."""
         pairs: list[tuple[Any, Any]] = []
         free = _entries(other)
         for key, entry in _entries(seed):
-            match = next((i for i, (_, e) in enumerate(free) if self.alike(entry, e, marks)), None)
+            match = next((i for i, (_, e) in enumerate(free) if self.alike(entry, e, marks, few=False)), None)
             if match is None:
                 if self.named(entry) or (key is not None and json.dumps(key) in self.errand.said):
                     return None
@@ -288,14 +291,15 @@ class Aligner:
             pairs += self.plain(entry, other_entry)
         return pairs
 
-    def alike(self, seed: dict, other: dict, marks: dict[str, int]) -> bool:
-        """Whether `other` keeps `seed`'s marks (`FEW`: which) and its shared references (a product)."""
+    def alike(self, seed: dict, other: dict, marks: dict[str, int], few: bool = True) -> bool:
+        """Whether `other` keeps `seed`'s marks and its shared references (a product): a mark of `FEW` values
+        always (unless not `few`), a wider one where the calls or the words say it."""
         for name, value in seed.items():
             if other.get(name) == value:
                 continue
             if isinstance(value, str) and value in self.shared_keys:
                 return False
-            if name in marks and (marks[name] <= FEW and not isinstance(value, (int, float))
+            if name in marks and (few and marks[name] <= FEW and not isinstance(value, (int, float))
                                   or self.errand.says(value) and not is_person_name(value, whole=False)):
                 return False  # a said name is the errand's person, whom the counterpart's replaces
         return True

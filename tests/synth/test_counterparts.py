@@ -137,3 +137,20 @@ def test_a_counterpart_without_a_match_of_what_the_words_say_is_passed_over():
     assert found and all(orders[m['"O01"']]["items"][0]["shipped"] == "2026-05-17" for m in found)
     assert any(orders[m['"O01"']]["items"][0]["shipped"] != "2026-05-17"
                for m in counterparts(db, untold, random.Random(0)))
+
+
+def test_an_entry_keeps_the_marks_the_words_say_and_no_others():
+    """A card the calls name is matched by what the words say of it: "my Visa" keeps the brand, and without it any
+    of the counterpart's cards will do (whether the errand's tools take it, the run checks)."""
+    data = shop()
+    for c, customer in data["Shop"]["customers"].items():
+        brand = ["visa", "mastercard"][int(c[1:]) % 2]
+        customer["cards"] = {f"card_{c}": {"brand": brand, "last_four": f"{1000 + int(c[1:])}"}}
+    customers = data["Shop"]["customers"]
+    db = Database(data)
+    said = errand_of(db, ["C0", "O01", "card_C0"], written=[], told="I am Ana; pay O01 with my Visa, card_C0.")
+    unsaid = errand_of(db, ["C0", "O01", "card_C0"], written=[], told="I am Ana; pay O01 with card_C0.")
+    kept = [m['"C0"'] for m in counterparts(db, said, random.Random(0))]
+    assert kept and all(customers[c]["cards"][f"card_{c}"]["brand"] == "visa" for c in kept)
+    others = [m['"C0"'] for m in counterparts(db, unsaid, random.Random(0))]
+    assert {customers[c]["cards"][f"card_{c}"]["brand"] for c in others} == {"visa", "mastercard"}
