@@ -188,13 +188,16 @@ class Errand:
     told: str = ""  # the seed's messages, lower case: a wide mark they say is kept
 
     def says(self, value: Any) -> bool:
-        """Whether the calls pass `value` or the words write it (a date also as "May 17" or "17 May")."""
+        """Whether the calls pass `value` or the words write it (a date also as "May 17" or "17 May", a
+        'gift_card' as "gift card")."""
         if json.dumps(value) in self.said:
             return True
         if not isinstance(value, str) or len(value) < 2:
             return False
         day = as_date(value)
-        forms = [value] if day is None else [value, f"{day:%B} {day.day}", f"{day.day} {day:%B}"]
+        forms = [value, value.replace("_", " ")]  # 'gift_card' said as "gift card"
+        if day is not None:
+            forms += [f"{day:%B} {day.day}", f"{day.day} {day:%B}"]
         return any(re.search(rf"(?<![\w-]){re.escape(f.lower())}(?![\w-])", self.told) for f in forms)
 
 

@@ -154,3 +154,17 @@ def test_an_entry_keeps_the_marks_the_words_say_and_no_others():
     assert kept and all(customers[c]["cards"][f"card_{c}"]["brand"] == "visa" for c in kept)
     others = [m['"C0"'] for m in counterparts(db, unsaid, random.Random(0))]
     assert {customers[c]["cards"][f"card_{c}"]["brand"] for c in others} == {"visa", "mastercard"}
+
+
+def test_a_kind_the_words_say_in_their_own_spelling_is_kept():
+    """"Refund it to my gift card": the card the calls name is a 'gift_card', and the counterpart's must be one too
+    (the tau2 read's draw 5656 refunded a recast's gift card to PayPal)."""
+    data = shop()
+    for c, customer in data["Shop"]["customers"].items():
+        source = ["gift_card", "paypal"][int(c[1:]) % 2]
+        customer["cards"] = {f"card_{c}": {"source": source, "balance": 10.0 + int(c[1:])}}
+    customers = data["Shop"]["customers"]
+    db = Database(data)
+    errand = errand_of(db, ["C0", "O01", "card_C0"], written=[], told="I am Ana; refund O01 to my gift card.")
+    kept = [m['"C0"'] for m in counterparts(db, errand, random.Random(0))]
+    assert kept and all(customers[c]["cards"][f"card_{c}"]["source"] == "gift_card" for c in kept)
