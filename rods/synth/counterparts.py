@@ -350,7 +350,7 @@ def counterparts(db: Database, errand: Errand, rng: random.Random) -> Iterator[d
         if not aligner.alike(seed_record, other, home.marks.get((), {})):
             continue
         pairs = [(errand.anchor, key)]
-        anchored = aligner.record(_without(seed_record, errand.owned), _without(other, ()), home)
+        anchored = aligner.record(_without(seed_record, errand.owned), other, home)
         if anchored is None:
             continue
         pairs += anchored
@@ -384,15 +384,15 @@ def _told(value: Any, errand: Errand) -> Iterator[str]:
         yield value
 
 
+def _held(value: Any) -> list:
+    """What a field holds as keys: a list's items, a map's keys, else the value itself."""
+    return list(value) if isinstance(value, (list, dict)) else [value]
+
+
 def _without(record: dict, owned: Any) -> dict:
     """A record less the fields listing owned records' keys (those are paired record by record)."""
-    out = {}
-    for name, value in record.items():
-        keys = value if isinstance(value, list) else list(value) if isinstance(value, dict) else [value]
-        if any(isinstance(k, str) and k in owned for k in keys):
-            continue
-        out[name] = value
-    return out
+    return {name: value for name, value in record.items()
+            if not any(isinstance(k, str) and k in owned for k in _held(value))}
 
 
 def _owned_pairs(db: Database, errand: Errand, aligner: Aligner, other: dict, pairs: list) -> bool:
@@ -400,8 +400,7 @@ def _owned_pairs(db: Database, errand: Errand, aligner: Aligner, other: dict, pa
     marks (`pairs` extended in place); False where one has none."""
     used: set[str] = set()
     for key, (collection, name) in errand.owned.items():
-        held = other.get(name)
-        options = list(held) if isinstance(held, (list, dict)) else [held]
+        options = _held(other.get(name))
         seed_record = collection.records[key]
         # a record the errand only reads needs no marks of its own (any of the counterpart's orders is read as
         # the seed's were); one a write passes is the errand's, and has its seed's

@@ -74,6 +74,7 @@ from rods.synth.profile import (
 from rods.synth.recast import (
     follow_people,
     free_shift,
+    meant_to_fail,
     recast_calls,
     said_texts,
     said_values,
@@ -379,13 +380,12 @@ class Planner:
             return
         rng_seed = rng.randrange(2**31)
         remapper, _ = self._world(seed, info, random.Random(rng_seed), recast=True)
-        failing = frozenset(seed.expected_error_calls())
-        index_in_turn = [info.trace.turn_of[:j].count(info.trace.turn_of[j]) for j in range(len(info.trace.calls))]
+        fails = meant_to_fail(info.trace, frozenset(seed.expected_error_calls()))
         for mapping in counterparts(db, errand, random.Random(rng_seed)):
             calls = [PlannedCall(call.name, {p: mapped(v, mapping) for p, v in call.arguments.items()},
                                  tuple(mapped(v, mapping) for v in call.args), turn=info.trace.turn_of[j],
                                  original=call.name, changed=changed[j],
-                                 fails=(info.trace.turn_of[j], index_in_turn[j]) in failing)
+                                 fails=fails[j])
                      for j, call in enumerate(info.trace.calls)]
             yield (Plan(seed, calls, copy.deepcopy(info.base_config), None, copy.deepcopy(seed.missed_function),
                         remapper, 1, rng_seed, observed_flows=frozenset(self.graph.flows)), mapping)

@@ -231,7 +231,7 @@ def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, A
         return out
 
     calls = []
-    index_in_turn = [trace.turn_of[:j].count(trace.turn_of[j]) for j in range(len(trace.calls))]
+    fails = meant_to_fail(trace, failing)
     for j, call in enumerate(trace.calls):
         bindings: dict[str, tuple[int, tuple]] = {}
         rounded: dict[str, int] = {}
@@ -250,11 +250,17 @@ def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, A
             call.name, {p: new(v, call.name, p, reads) for p, v in call.arguments.items()},
             tuple(new(v, call.name, "", reads) for v in call.args), bindings, turn=trace.turn_of[j],
             original=call.name, changed=trace.changed[j] if trace.changed else None,
-            fails=(trace.turn_of[j], index_in_turn[j]) in failing, rounded=rounded))
+            fails=fails[j], rounded=rounded))
     for call in calls:  # once every person is renamed: what a call says of them (a new applicant's email) follows
         call.arguments = {p: follow_people(v, remapper.people) for p, v in call.arguments.items()}
         call.args = tuple(follow_people(v, remapper.people) for v in call.args)
     return calls
+
+
+def meant_to_fail(trace: Trace, failing: frozenset[tuple[int, int]]) -> list[bool]:
+    """Per call of the seed's trace, whether it is at a (turn, index in turn) of `failing`
+    (`Task.expected_error_calls`): a call its seed marks as meant to fail."""
+    return [(turn, trace.turn_of[:j].count(turn)) in failing for j, turn in enumerate(trace.turn_of)]
 
 
 def same_type(old: Any, new: Any) -> Any:
