@@ -86,10 +86,13 @@ def _entries(value: Any) -> list[tuple[str | None, dict]]:
 
 
 def scalars_of(value: Any) -> Iterator[Scalar]:
-    """Every scalar and map key inside a value."""
+    """Every scalar inside a value, and the keys of its maps of records (ids); not field names, which calls
+    pass too (a passenger's 'first_name') and which every record of a collection shares."""
     if isinstance(value, dict):
+        ids = _records(value)
         for k, v in value.items():
-            yield k
+            if ids:
+                yield k
             yield from scalars_of(v)
     elif isinstance(value, list):
         for v in value:
@@ -282,10 +285,12 @@ class Aligner:
         a gift card's balance, the run checks); None where one the calls name has none."""
         pairs: list[tuple[Any, Any]] = []
         free = _entries(other)
-        for key, entry in _entries(seed):
+        # the entries the calls name first: an entry nobody names must not take the one match of a named one
+        ordered = sorted(_entries(seed), key=lambda item: not self._named_entry(*item))
+        for key, entry in ordered:
             match = next((i for i, (_, e) in enumerate(free) if self.alike(entry, e, marks, few=False)), None)
             if match is None:
-                if self.named(entry) or (key is not None and json.dumps(key) in self.errand.said):
+                if self._named_entry(key, entry):
                     return None
                 continue
             other_key, other_entry = free.pop(match)
@@ -310,6 +315,10 @@ class Aligner:
     def named(self, value: Any) -> bool:
         """Whether the calls pass a value held in `value`."""
         return any(json.dumps(v) in self.errand.said for v in scalars_of(value))
+
+    def _named_entry(self, key: str | None, entry: dict) -> bool:
+        """Whether the calls pass the entry's key (a payment method's id) or a value it holds."""
+        return self.named(entry) or (key is not None and json.dumps(key) in self.errand.said)
 
     def plain(self, seed: Any, other: Any) -> list[tuple[Any, Any]]:
         """Pairs of two values of one shape: objects by field, lists of one length by place, scalars."""

@@ -168,3 +168,25 @@ def test_a_kind_the_words_say_in_their_own_spelling_is_kept():
     errand = errand_of(db, ["C0", "O01", "card_C0"], written=[], told="I am Ana; refund O01 to my gift card.")
     kept = [m['"C0"'] for m in counterparts(db, errand, random.Random(0))]
     assert kept and all(customers[c]["cards"][f"card_{c}"]["source"] == "gift_card" for c in kept)
+
+
+def test_an_entry_the_calls_name_is_matched_before_one_nobody_names():
+    """Ana holds a PayPal account and a gift card and pays with the gift card; a customer whose wallet lists a
+    gift card after her PayPal is a counterpart: her unnamed PayPal entry must not take the gift card, the one
+    match of the entry the calls name, and a call passing records ({'first_name': ...}) names no field of hers."""
+    data = shop()
+    for c, customer in data["Shop"]["customers"].items():
+        n = int(c[1:])
+        wallet = [("paypal", f"paypal_{c}"), ("gift_card", f"gift_{c}")] if n % 2 else [("paypal", f"paypal_{c}")]
+        customer["wallet"] = {key: {"source": source, "id": key} for source, key in wallet}
+    data["Shop"]["customers"]["C0"]["wallet"] = {"paypal_C0": {"source": "paypal", "id": "paypal_C0"},
+                                                 "gift_C0": {"source": "gift_card", "id": "gift_C0"}}
+    customers = data["Shop"]["customers"]
+    db = Database(data)
+    said = ["C0", "O01", "gift_C0", "first", "Ana", "last", "Lastname0"]  # a call passed {'first': 'Ana', ...}
+    errand = errand_of(db, said, written=[], told="I am Ana Lastname0; pay O01 with my gift card.")
+    found = list(counterparts(db, errand, random.Random(0)))
+    assert {m['"C0"'] for m in found} == {c for c in customers if c != "C0" and int(c[1:]) % 2}
+    for mapping in found:
+        assert customers[mapping['"C0"']]["wallet"][mapping['"gift_C0"']]["source"] == "gift_card"
+        assert mapping['"Ana"'] == customers[mapping['"C0"']]["name"]["first"]
