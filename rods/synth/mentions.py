@@ -55,6 +55,8 @@ DATE_FORMS = ("{d} {B}", "{d} {b}", "{o} {B}", "{o} {b}", "{B} {d}", "{b} {d}", 
 #: A month of a year, said of a date's month: moved with it where the date moves to another month, and the month's
 #: name left alone is a leftover ("the 13th of next month, which is November" of a date moved into December).
 MONTH_FORMS = ("{B} of {Y}", "{B} {Y}", "{B}, {Y}")
+#: How far (characters) from a month's name another day of it is taken as said of that month.
+DAY_REACH = 80
 #: Numeric forms of a date that could be day-first or month-first: found, never guessed at (a leftover).
 NUMERIC_DATES = ("{d}/{m}/{Y}", "{m}/{d}/{Y}", "{dd}/{mm}/{Y}", "{mm}/{dd}/{Y}", "{d}.{m}.{Y}", "{Y}/{mm}/{dd}",
                  "{d}/{m}", "{m}/{d}")
@@ -210,6 +212,7 @@ class Mentions:
         day0, day1 = as_date(old), as_date(new)
         if day0 is not None and day1 is not None and day0 != day1:
             self._date(day0, day1)
+            self._days_near(day0, day1, low)
         runs0, runs1 = re.findall(r"\d+", old), re.findall(r"\d+", new)
         for run in set(r for r in runs0 if len(r) >= 3) - set(runs1):  # an id's digits alone
             if run in low:
@@ -243,6 +246,22 @@ class Mentions:
             for form in MONTH_FORMS:
                 self._add(form.format(**parts0), form.format(**parts1))
             self.tells.append(re.compile(rf"(?<!\w){parts0['B']}(?!\w)"))
+
+    def _days_near(self, old: dt.date, new: dt.date, low: str) -> None:
+        """Another day of the date's month that the words write near its name moves with the date ("two days after
+        the 14th of November" of the 16th: moved two weeks, "the 28th"); one that would leave the new date's month
+        is a leftover."""
+        month = calendar.month_name[old.month].lower()
+        last = calendar.monthrange(old.year, old.month)[1]
+        for m in re.finditer(r"(?<![\w.])(\d{1,2})(?:st|nd|rd|th)(?!\w)", low):
+            k = int(m.group(1))
+            near = low[max(0, m.start() - DAY_REACH):m.end() + DAY_REACH]
+            if k == old.day or not 1 <= k <= last or not re.search(rf"(?<!\w){month}(?!\w)", near):
+                continue
+            moved = dt.date(old.year, old.month, k) + (new - old)
+            if (moved.year, moved.month) == (new.year, new.month):
+                self._add(_ordinal(k), _ordinal(moved.day))
+            self.tells.append(re.compile(rf"(?<![\w.]){_ordinal(k)}(?!\w)"))
 
     def _number(self, old: int | float, new: int | float, low: str) -> None:
         if float(old).is_integer():  # a number spelled out: found, not rewritten

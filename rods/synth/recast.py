@@ -44,7 +44,7 @@ from rods.synth.mentions import value_key
 from rods.synth.people import follow_renames, is_person_name
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import Trace, linkable, parse_ground_truth, produced_values, result_value, value_paths
-from rods.synth.values import SMALL_INT, ValueRemapper, is_distinctive, is_kept_word, is_phrase, leaves
+from rods.synth.values import SMALL_INT, ValueRemapper, is_distinctive, is_kept_word, is_phrase, is_prose, leaves
 from rods.tasks.model import Task
 
 Scalar = str | int | float
@@ -109,7 +109,9 @@ def said_values(calls: Iterable[ToolCall]) -> list[Any]:
 def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset[str] = frozenset()) -> frozenset:
     """The values a recast changes, so that it is another errand: the people, codes and ids (values with digits)
     its seed's calls pass (`said`) or its messages name (a person by the whole name or one of its words), and the
-    numbers its messages write, wherever the state holds them (`leaves`, map keys too); dates move anyway.
+    numbers its messages write, wherever the state holds them (`leaves`, map keys too); dates move anyway. A
+    text a person wrote (`is_prose`) is no code for its digits: re-drawn, a tweet of the tires' pressures no
+    longer told the state's.
     Everything else is the world the errand happens in (a show's title, a berth's note, a boat's name, a stock's
     averages, a category), which the recast keeps: re-drawn, it made word salad and broke the relations between
     numbers a reader checks. A number the calls pass that no message writes is worked out (half a price read
@@ -126,7 +128,8 @@ def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset
             if is_person_name(value, people):
                 if value in said or named & set(value.split()):
                     out.add(value)
-            elif any(c.isdigit() for c in value) and (value in said or written_in(value, text)):
+            elif any(c.isdigit() for c in value) and (value in said or written_in(value, text)) \
+                    and not is_prose(value):  # a post's "Front Left Tire: 32 PSI" tells the state, it is no code
                 out.add(value)
         elif isinstance(value, (int, float)) and written_in(value, text) and not _compared(value, text):
             out.add(value)
@@ -218,6 +221,9 @@ def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, A
             return [new(v, function, param, reads) for v in value]
         if isinstance(value, str) and value in remapper.names:
             return remapper.names[value]
+        if isinstance(value, str) and is_prose(value) and any(c.isdigit() for c in value):
+            said[key] = out = numbers_followed(value, state)  # a post of the state's numbers tells the new state's
+            return out
         part = None
         if isinstance(value, str) and reads and is_distinctive(value, remapper.vocabulary):
             part = part_of(value, state)
@@ -261,6 +267,22 @@ def meant_to_fail(trace: Trace, failing: frozenset[tuple[int, int]]) -> list[boo
     """Per call of the seed's trace, whether it is at a (turn, index in turn) of `failing`
     (`Task.expected_error_calls`): a call its seed marks as meant to fail."""
     return [(turn, trace.turn_of[:j].count(turn)) in failing for j, turn in enumerate(trace.turn_of)]
+
+
+#: A number written in a text, whole: not a part of a word, a code or a longer number.
+_NUMBER = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?![\w]|[.,]\d)")
+
+
+def numbers_followed(text: str, state: dict[tuple[str, Any], Any]) -> str:
+    """A text with each number the state mapping changes written as its new value ("Rear Left Tire: 30 PSI" of a
+    tire whose 30 became 40 says 40), the rest as it was."""
+    def swap(match: re.Match) -> str:
+        old = float(match.group())
+        new = state.get(("n", old))
+        if not isinstance(new, (int, float)) or isinstance(new, bool) or float(new) == old:
+            return match.group()
+        return str(int(new)) if float(new).is_integer() and "." not in match.group() else str(new)
+    return _NUMBER.sub(swap, text)
 
 
 def same_type(old: Any, new: Any) -> Any:

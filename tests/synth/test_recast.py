@@ -26,7 +26,7 @@ from rods.synth.mentions import Mentions, message_text, spelled
 from rods.synth.people import is_person_name
 from rods.synth.pipeline import Pipeline
 from rods.synth.profile import parse_ground_truth, profile_of, trace_task
-from rods.synth.recast import paired, touched_values
+from rods.synth.recast import numbers_followed, paired, touched_values
 from rods.synth.settings import SynthConfig
 from rods.synth.values import is_distinctive, leaves, vocabulary_of
 from rods.tasks import Task, read_tasks, write_tasks
@@ -208,6 +208,21 @@ def test_mentions_handle_the_usual_forms_and_find_the_rest():
     assert moved.apply("the 15th of next month (November)")[1] == ["November"]
 
 
+def test_another_day_of_the_month_the_words_write_moves_with_the_date():
+    """The BFCL read of draw 1313: "November on two days after close of the 14th day" of 2026-11-16, moved two weeks,
+    booked the 30th beside "the 14th"; the 14th moves with it. A day that would leave the new date's month, and a
+    number far from the month's name, are no such day."""
+    text = "my journey next month November on two days after close of the 14th day in the year 2026"
+    moved = Mentions.of([("2026-11-16", "2026-11-30")], {}, frozenset(), text)
+    assert moved.apply(text) == (text.replace("14th", "28th"), [])
+    late = "in November, on the 16th, twelve days before the 28th"
+    later = Mentions.of([("2026-11-16", "2026-11-20")], {}, frozenset(), late)
+    assert later.apply(late) == ("in November, on the 20th, twelve days before the 28th", ["28th"])  # December's 2nd
+    far = "I live on the 4th floor of a building I bought long, long ago, so many years before all this. November 16"
+    assert Mentions.of([("2026-11-16", "2026-11-30")], {}, frozenset(), far).apply(far) == (
+        far.replace("November 16", "November 30"), [])
+
+
 def test_a_number_said_as_part_of_a_kept_value_stays_and_only_written_numbers_are_touched():
     """The print-shop read: "500 flyers on the 50 lb gloss" of a stock that stayed 'gloss_100lb', and "double-sided"
     quoted with sides=1: a number the words say beside a kept value is that value's; a number the calls pass that
@@ -218,6 +233,20 @@ def test_a_number_said_as_part_of_a_kept_value_stays_and_only_written_numbers_ar
     state = {"jobs": {"PJ-1": {"quantity": 500, "sides": 2, "price": 54.0, "paid": 27.0}}}
     touched = touched_values(state, ["PJ-1", 500, 2, 27.0], text)
     assert 500 in touched and "PJ-1" in touched and not {2, 27.0, 54.0} & touched
+
+
+def test_a_post_of_the_state_s_numbers_is_no_code_and_tells_the_new_state():
+    """The BFCL read of draw 1313: "top it up with 30 gallons" beside rear tires of 30 PSI, and a tweet of the
+    pressures. The tweet was re-drawn as a code ('Rear Left Tire: 98 PSI' beside tires of 40); a text a person
+    wrote is no code, and its numbers follow the state's (the 30 the gallons moved to 40 moved the tires too)."""
+    tweet = "Front Left Tire: 32 PSI, Front Right Tire: 32 PSI, Rear Left Tire: 30 PSI, Rear Right Tire: 30 PSI"
+    state = {"car": {"front": 32.0, "rear": 30.0, "fuel": 10.0}}
+    touched = touched_values(state, [30.0, tweet], "top it up with an additional 30 gallons")
+    assert 30.0 in touched and tweet not in touched
+    mapping = {("n", 30.0): 40.0, ("n", 10.0): 10.0}
+    assert numbers_followed(tweet, mapping) == tweet.replace("30 PSI", "40 PSI")
+    # only whole numbers of the text: not a part of a code, a word or a longer number
+    assert numbers_followed("order A30 of 30.5 kg, 130 left, 30.", mapping) == "order A30 of 30.5 kg, 130 left, 40."
 
 
 def test_a_seed_of_the_environment_s_own_state_is_re_planned(kennel):
