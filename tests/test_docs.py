@@ -17,6 +17,7 @@ import argparse
 import importlib.util
 import re
 import shlex
+import subprocess
 from functools import cache
 from pathlib import Path
 
@@ -30,7 +31,16 @@ README = ROOT / "README.md"
 
 
 def pages() -> list[Path]:
-    return [README, *sorted((ROOT / "docs").rglob("*.md"))]
+    """The README and the docs' pages; not what a run writes beside its figures (`docs/results/learning`: a
+    model card in a checkpoint), which git ignores."""
+    found = sorted((ROOT / "docs").rglob("*.md"))
+    try:
+        ignored = subprocess.run(["git", "check-ignore", "--stdin"], cwd=ROOT, capture_output=True, text=True,
+                                 input="\n".join(str(p) for p in found), timeout=60).stdout.split("\n")
+    except (OSError, subprocess.SubprocessError):  # no git: every page
+        ignored = []
+    skip = {Path(line).resolve() for line in ignored if line}
+    return [README, *(p for p in found if p.resolve() not in skip)]
 
 
 def _rel(path: Path) -> str:
