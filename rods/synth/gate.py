@@ -79,16 +79,21 @@ def copied_values(seed: Task, variant: Task, produced: set[str] = frozenset()) -
 
 def scenery(seed: Task) -> frozenset[str]:
     """JSON texts of the seed's state values its task neither passes nor names: the world a recast keeps as it was
-    (`rods.synth.recast.touched_values`), which is therefore no copy; and the seed's dates, which a recast moves
-    all alike by whole weeks (a date moved onto another of the seed's is no copy of it)."""
+    (`rods.synth.recast.touched_values`), which is therefore no copy, with the state's numbers the calls pass for
+    another thing (`rods.synth.recast.coincident`); and the seed's dates, which a recast moves all alike by whole
+    weeks (a date moved onto another of the seed's is no copy of it)."""
     from rods.synth.mentions import message_text
-    from rods.synth.recast import said_values, touched_values
+    from rods.synth.recast import coincident, said_values, touched_values
 
-    said = said_values(c for turn in parse_ground_truth(seed) for c in turn)
+    calls = [c for turn in parse_ground_truth(seed) for c in turn]
+    said = said_values(calls)
     touched = touched_values(seed.initial_config, said, message_text(seed.question),
                              graph_for(seed.environment).values.people)
+    kept = coincident(seed.initial_config, calls)  # the state's, where the calls pass them for another thing
     return frozenset(json.dumps(v) for v in [*leaves(seed.initial_config), *said] if not isinstance(v, bool)
-                     and (v not in touched or as_date(v) is not None))
+                     and (v not in touched or as_date(v) is not None)) \
+        | frozenset(json.dumps(v) for v in leaves(seed.initial_config)
+                    if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v) in kept)
 
 
 def returned_values(trace: Trace) -> set[str]:

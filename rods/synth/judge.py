@@ -126,6 +126,7 @@ def _mentions(text: str, value: Any) -> bool:
         return value.lower() in low
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         whole = str(int(value)) if float(value).is_integer() else str(value)
+        low = re.sub(r"(?<=\d),(?=\d{3}\b)", "", low)  # "50,000 RMB" says 50000
         return any(s in low for s in {str(value), f"{value:g}", whole})
     if isinstance(value, list):
         return all(_mentions(text, v) for v in value)

@@ -72,6 +72,7 @@ from rods.synth.profile import (
     trace_task,
 )
 from rods.synth.recast import (
+    coincident,
     follow_people,
     free_shift,
     meant_to_fail,
@@ -359,7 +360,9 @@ class Planner:
         rng_seed = rng.randrange(2**31)
         remapper, config = self._world(seed, info, random.Random(rng_seed), recast=True)
         owners = {name: node.api_class for name, node in self.graph.nodes.items()}
-        calls = recast_calls(info.trace, remapper, state_mapping(info.base_config, config), owners,
+        mapping = {k: v for k, v in state_mapping(info.base_config, config).items()
+                   if not (k[0] == "n" and k[1] in remapper.coincident)}  # the calls re-draw those
+        calls = recast_calls(info.trace, remapper, mapping, owners,
                              said_texts(seeds_of(seed.environment)), frozenset(seed.expected_error_calls()),
                              message_text(seed.question))
         return Plan(seed, calls, config, None, copy.deepcopy(seed.missed_function), remapper, 1, rng_seed,
@@ -455,6 +458,8 @@ class Planner:
             remapper.names = self._chosen_names(seed, info, text, random.Random(str(local.getstate()[1][:4])))
             remapper.touched = touched_values(info.base_config, said, text, self.graph.values.people) \
                 | frozenset(remapper.names)
+            remapper.coincident = coincident(info.base_config, info.trace.calls) & {
+                float(v) for v in remapper.touched if isinstance(v, (int, float)) and not isinstance(v, bool)}
             remapper.genders = said_genders(remapper.touched, text, self.graph.values.people)
         config = {cls: remapper.remap(value, cls) for cls, value in info.base_config.items()}
         if recast:

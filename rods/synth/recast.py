@@ -31,6 +31,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
@@ -44,6 +45,7 @@ from rods.synth.mentions import value_key
 from rods.synth.people import follow_renames, is_person_name
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import Trace, linkable, parse_ground_truth, produced_values, result_value, value_paths
+from rods.synth.value_model import pieces
 from rods.synth.values import SMALL_INT, ValueRemapper, is_distinctive, is_kept_word, is_phrase, is_prose, leaves
 from rods.tasks.model import Task
 
@@ -99,6 +101,36 @@ def _source(value: Any, j: int, trace: Trace, produced: list[set]) -> tuple[int,
                      if value_key(v) is not None and isinstance(v, str) == isinstance(value, str) and v == value]
             return (i, paths[0]) if paths else None
     return None
+
+
+def coincident(state: Any, calls: Iterable[ToolCall]) -> frozenset[float]:
+    """Numbers the calls pass by name that the state holds only in fields named unlike every parameter they are
+    passed to (30 gallons to convert, beside a tire of 30 PSI): a recast re-draws them in the calls and the words
+    and leaves the state's as they were; mapped by value, the tire had become 20 PSI beside a tweet that the
+    pressures were optimal."""
+    passed: dict[float, set[str]] = defaultdict(set)
+    for call in calls:
+        for param, value in call.arguments.items():
+            for leaf in leaves([value]):
+                if isinstance(leaf, (int, float)) and not isinstance(leaf, bool):
+                    passed[float(leaf)] |= pieces(param)
+    held: dict[float, list[frozenset[str]]] = defaultdict(list)
+    for name, value in _named_leaves(state, ""):
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value) in passed:
+            held[float(value)].append(pieces(name))
+    return frozenset(n for n, names in held.items() if all(not words & passed[n] for words in names))
+
+
+def _named_leaves(value: Any, name: str) -> Iterator[tuple[str, Any]]:
+    """(the field's name, value) of every scalar of a state; a list's items under the list's name."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _named_leaves(v, str(k))
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _named_leaves(v, name)
+    else:
+        yield name, value
 
 
 def said_values(calls: Iterable[ToolCall]) -> list[Any]:

@@ -327,6 +327,9 @@ class ValueRemapper:
         #: value of the state (a berth's note, a boat's name, a stock's averages) stays as the seed had it; only
         #: dates move with the rest, so their relations hold.
         self.touched: frozenset | None = None
+        #: A recast's numbers the calls pass for another thing than the state's fields that hold them
+        #: (`rods.synth.recast.coincident`): the state keeps them, the calls re-draw them.
+        self.coincident: frozenset[float] = frozenset()
         #: A recast's first names -> the gender its seed's messages speak of them with (`people.said_gender`), for
         #: first names no name list genders.
         self.genders: dict[str, str] = {}
@@ -382,6 +385,8 @@ class ValueRemapper:
         if isinstance(value, (list, tuple)):
             items = [self._value(v, role=role, owner=owner, at=at, path=f"{path}/[]") for v in value]
             return items if isinstance(value, list) else tuple(items)
+        if path and isinstance(value, (int, float)) and not isinstance(value, bool) and value in self.coincident:
+            return value  # a state's number the calls pass for another thing (30 PSI beside 30 gallons)
         recast = self.recast_value(value)
         if recast is not None:
             return recast

@@ -26,10 +26,10 @@ from rods.synth.mentions import Mentions, message_text, spelled
 from rods.synth.people import is_person_name
 from rods.synth.pipeline import Pipeline
 from rods.synth.profile import parse_ground_truth, profile_of, trace_task
-from rods.synth.recast import numbers_followed, paired, touched_values
+from rods.synth.recast import coincident, numbers_followed, paired, touched_values
 from rods.synth.settings import SynthConfig
 from rods.synth.values import is_distinctive, leaves, vocabulary_of
-from rods.tasks import Task, read_tasks, write_tasks
+from rods.tasks import Task, load_split, read_tasks, write_tasks
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE_ENVS = {"clinic": "clinic:Clinic", "warehouse": "warehouse:Warehouse",
@@ -247,6 +247,34 @@ def test_a_post_of_the_state_s_numbers_is_no_code_and_tells_the_new_state():
     assert numbers_followed(tweet, mapping) == tweet.replace("30 PSI", "40 PSI")
     # only whole numbers of the text: not a part of a code, a word or a longer number
     assert numbers_followed("order A30 of 30.5 kg, 130 left, 30.", mapping) == "order A30 of 30.5 kg, 130 left, 40."
+
+
+def test_a_number_the_calls_pass_for_another_thing_stays_in_the_state_and_is_re_drawn_in_the_calls():
+    """The BFCL read of draw 1414: "I filled up with 30 gallons" (gallon_to_liter(gallon=30)) beside rear tires of
+    30 PSI; mapped by value, the tires became 40 and 20 PSI beside a tweet that the pressures were optimal. A
+    number held only in fields named unlike the parameters it is passed to is the state's own."""
+    from rods.envs.calls import ToolCall
+
+    state = {"car": {"rearTirePressure": 30.0, "fuelLevel": 10.0, "fuelCapacity": 30.0}}
+    convert = [ToolCall("gallon_to_liter", {"gallon": 30.0})]
+    assert coincident({"car": {"rearTirePressure": 30.0}}, convert) == {30.0}
+    # a field named like the parameter holds it (the tank's capacity, filled by fuelAmount): the errand's
+    assert coincident(state, [ToolCall("fillFuelTank", {"fuelAmount": 30.0})]) == frozenset()
+    assert coincident(state, [ToolCall("fillFuelTank", {"fuelAmount": 10.0})]) == frozenset()
+
+
+def test_a_recast_keeps_the_tires_of_a_seed_that_converts_as_many_gallons():
+    seed = next(t for t in load_split("test") if t.id == "multi_turn_base_53")
+    tires = {k: v for k, v in seed.initial_config["VehicleControlAPI"].items() if k.endswith("TirePressure")}
+    assert 30.0 in tires.values()
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=3, workers=1, seed=5, recast=1.0))
+    variants = pipeline([seed])
+    assert variants
+    for variant in variants:
+        state = variant.initial_config["VehicleControlAPI"]
+        assert {k: state[k] for k in tires} == tires
+        gallons = re.search(r"gallon_to_liter\(gallon=([\d.]+)\)", variant.ground_truth[0][0])
+        assert gallons and float(gallons.group(1)) != 30.0  # the errand's number is re-drawn
 
 
 def test_a_seed_of_the_environment_s_own_state_is_re_planned(kennel):
