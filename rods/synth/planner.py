@@ -76,6 +76,7 @@ from rods.synth.recast import (
     follow_people,
     free_shift,
     meant_to_fail,
+    placed_in_month,
     recast_calls,
     said_texts,
     said_values,
@@ -455,6 +456,8 @@ class Planner:
             remapper.shift = free_shift(seed_dates([*leaves(info.base_config), *said]),
                                         7 * weeks * (1 if remapper.shift > 0 else -1))
             text = message_text(seed.question)
+            if placed_in_month(text):
+                remapper.shift = 0
             remapper.names = self._chosen_names(seed, info, text, random.Random(str(local.getstate()[1][:4])))
             remapper.touched = touched_values(info.base_config, said, text, self.graph.values.people) \
                 | frozenset(remapper.names)

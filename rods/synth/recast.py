@@ -534,6 +534,17 @@ def free_shift(dates: Iterable[dt.date], drawn: int, weeks: int = 4) -> int:
     return drawn
 
 
+#: Words that tell a date by its place in its month: a move of whole weeks breaks them.
+_PLACED = re.compile(r"(?<!\w)(?:first|last|final)\s+day\s+of(?!\w)", re.IGNORECASE)
+
+
+def placed_in_month(text: str) -> bool:
+    """Whether the messages tell a date by its place in its month ("on the last day of October"): a recast then
+    keeps its seed's dates where they are (moved a week, the last day of October became "the last day of
+    November" booked for November 7th)."""
+    return _PLACED.search(text) is not None
+
+
 def as_seed(plan: Plan, trace: Trace, config: dict[str, Any]) -> Plan:
     """A recast's plan with its seed's own config and values: the seed, judged as its recasts are."""
     calls = [replace(c, arguments=dict(own.arguments), args=tuple(own.args)) for c, own in zip(plan.calls, trace.calls)]

@@ -26,7 +26,7 @@ from rods.synth.mentions import Mentions, message_text, spelled
 from rods.synth.people import is_person_name
 from rods.synth.pipeline import Pipeline
 from rods.synth.profile import parse_ground_truth, profile_of, trace_task
-from rods.synth.recast import coincident, numbers_followed, paired, touched_values
+from rods.synth.recast import coincident, numbers_followed, paired, placed_in_month, touched_values
 from rods.synth.settings import SynthConfig
 from rods.synth.values import is_distinctive, leaves, vocabulary_of
 from rods.tasks import Task, load_split, read_tasks, write_tasks
@@ -275,6 +275,20 @@ def test_a_recast_keeps_the_tires_of_a_seed_that_converts_as_many_gallons():
         assert {k: state[k] for k in tires} == tires
         gallons = re.search(r"gallon_to_liter\(gallon=([\d.]+)\)", variant.ground_truth[0][0])
         assert gallons and float(gallons.group(1)) != 30.0  # the errand's number is re-drawn
+
+
+def test_a_date_told_by_its_place_in_its_month_stays():
+    """The BFCL read of draw 1414: "on the last day of October 2026", moved a week, became "the last day of November
+    2026" booked for November 7th. Such a seed's dates stay; its other values are recast."""
+    assert placed_in_month("a flight on the last day of October") and placed_in_month("the First Day of May")
+    assert not placed_in_month("the last days of summer") and not placed_in_month("on October 31st")
+    seed = next(t for t in load_split("test") if t.id == "multi_turn_miss_func_194")
+    pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=2, workers=1, seed=5, recast=1.0))
+    variants = pipeline([seed])
+    assert variants
+    for variant in variants:
+        assert "travel_date='2026-10-31'" in variant.ground_truth[0][1]
+        assert "last day of October 2026" in variant.question[0][0].content
 
 
 def test_a_seed_of_the_environment_s_own_state_is_re_planned(kennel):
