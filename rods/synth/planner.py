@@ -74,6 +74,7 @@ from rods.synth.profile import (
 from rods.synth.recast import (
     coincident,
     follow_people,
+    follow_runs,
     free_shift,
     meant_to_fail,
     placed_in_month,
@@ -467,6 +468,7 @@ class Planner:
         config = {cls: remapper.remap(value, cls) for cls, value in info.base_config.items()}
         if recast:
             config = {cls: follow_people(value, remapper.people) for cls, value in config.items()}
+            config = follow_runs(info.base_config, config)
         domain_of_task(seed).adjust_config(config, seed, local)
         return remapper, config
 

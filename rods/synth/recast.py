@@ -197,6 +197,36 @@ def _number_pattern(value: int | float) -> str:
     return rf"(?<![\w.,]){re.escape(written)}(?![\w]|[.,]\d)"
 
 
+def follow_runs(seed_config: Any, config: Any) -> Any:
+    """A recast's remapped state with what it kept of an id's digits following the id: a value that holds a run of
+    four or more digits (not a year; standing alone, as in '-8970') that a re-drawn id of the same shape no longer
+    holds takes the id's new run ('primary_8970' became 'primary_0982', and its card number ending 8970 now ends
+    0982). Else a reader finds a card whose id no longer matches its number."""
+    runs: dict[str, str] = {}
+    for old, new in paired(seed_config, config):
+        if not (isinstance(old, str) and isinstance(new, str)) or old == new:
+            continue
+        if re.sub(r"\d+", "0", old) != re.sub(r"\d+", "0", new):
+            continue
+        for run0, run1 in zip(re.findall(r"\d+", old), re.findall(r"\d+", new)):
+            if len(run0) >= 4 and run0 != run1 and not re.fullmatch(r"(?:19|20)\d\d", run0):
+                runs.setdefault(run0, run1)
+    if not runs:
+        return config
+    pattern = re.compile(r"(?<![0-9A-Za-z])(?:" + "|".join(map(re.escape, runs)) + r")(?![0-9A-Za-z])")
+
+    def follow(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {follow(k): follow(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [follow(v) for v in value]
+        if isinstance(value, str):
+            return pattern.sub(lambda m: runs[m.group(0)], value)
+        return value
+
+    return follow(config)
+
+
 def follow_people(value: Any, people: dict[str, str]) -> Any:
     """A recast's remapped state with what its kept values say of the people it renamed renamed too: a customer's
     email, a company named after its owner, a note naming a guest (`rods.synth.people.follow_renames`); map keys

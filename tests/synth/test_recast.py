@@ -26,7 +26,7 @@ from rods.synth.mentions import Mentions, message_text, spelled
 from rods.synth.people import is_person_name
 from rods.synth.pipeline import Pipeline
 from rods.synth.profile import parse_ground_truth, profile_of, trace_task
-from rods.synth.recast import coincident, numbers_followed, paired, placed_in_month, touched_values
+from rods.synth.recast import coincident, follow_runs, numbers_followed, paired, placed_in_month, touched_values
 from rods.synth.settings import SynthConfig
 from rods.synth.values import is_distinctive, leaves, vocabulary_of
 from rods.tasks import Task, load_split, read_tasks, write_tasks
@@ -289,6 +289,19 @@ def test_a_date_told_by_its_place_in_its_month_stays():
     for variant in variants:
         assert "travel_date='2026-10-31'" in variant.ground_truth[0][1]
         assert "last day of October 2026" in variant.question[0][0].content
+
+
+def test_a_value_that_holds_a_re_drawn_id_s_digits_follows_the_id():
+    """The BFCL reads of draws 1313 and 1414: a card recast as 'card_0982' kept its number ending 0064. What holds
+    the id's run of digits follows it; a year, a shorter run, and a value whose own digits were re-drawn do not."""
+    seed = {"cards": {"card_0064": {"number": "8293-1765-9823-0064", "note": "since 2024, pin 0064x"},
+                      "gift_2024": {"number": "1111-2222-3333-4444", "code": "A-0064"}}}
+    recast = {"cards": {"card_0982": {"number": "8293-1765-9823-0064", "note": "since 2024, pin 0064x"},
+                        "gift_2025": {"number": "1111-2222-3333-4444", "code": "B-0311"}}}
+    followed = follow_runs(seed, recast)["cards"]
+    assert followed["card_0982"]["number"] == "8293-1765-9823-0982"
+    assert followed["card_0982"]["note"] == "since 2024, pin 0064x"  # not a whole run of digits there
+    assert followed["gift_2025"] == recast["cards"]["gift_2025"]  # a year is no id's run; a re-drawn code keeps its
 
 
 def test_a_seed_of_the_environment_s_own_state_is_re_planned(kennel):
