@@ -8,23 +8,20 @@ A variant of such a seed takes a *counterpart*: another record of the same
 collection (another customer) whose records the errand touches have the
 seed's shape, and does the seed's errand for them, calls and words alike.
 
-Read off the state alone, for any environment:
+Read off the state alone, for any environment, in the database's
+collections and marks (`rods.synth.database`):
 
-* **collections**: maps of at least `MIN_RECORDS` records (objects) keyed by
-  id, anywhere in a class's state (users, orders, products, reservations);
 * **touched**: the records whose keys the seed's calls pass;
 * the **anchor**: the touched record that holds the most keys of the others
   (the customer holds her orders). The touched records it holds are *owned*
   and get counterparts among the records the anchor's counterpart holds at
   the same place; the others (a product, a flight) are *shared* and kept;
-* **marks**: the fields of a collection's records (and of their entries: an
-  order's items, a user's payment methods) whose values repeat (a status, a
-  cabin, a payment source; at most `MARK_SHARE` of the records' count distinct
-  values, or `MIN_MARKS`). A counterpart has the seed record's marks (those
-  of `FEW` values always, of more where the calls or words say them; an
-  owned record only read, none), and each entry the calls name inside it has
-  a counterpart entry of the same shared references (an item of the same
-  product) and of the marks the calls or words say;
+* the **marks** (fields whose values repeat: a status, a cabin): a
+  counterpart has the seed record's marks (those of `FEW` values always, of
+  more where the calls or words say them; an owned record only read, none),
+  and each entry the calls name inside it has a counterpart entry of the same
+  shared references (an item of the same product) and of the marks the calls
+  or words say;
 * the **mapping**: seed value -> counterpart value for every scalar of the
   aligned records, path by path (name, zip, order ids, item ids, prices),
   which the calls and the words then follow (`rods.synth.mentions`).
@@ -39,143 +36,26 @@ from __future__ import annotations
 import json
 import random
 import re
-import threading
-from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from rods.envs.contract import environment_from
-from rods.envs.environment import public_state
-from rods.envs.python.running import to_json
+from rods.synth.database import (
+    Collection,
+    Database,
+    entries_of,
+    holds_entries,
+    is_scalar,
+    scalars_of,
+)
 from rods.synth.dates import as_date
 from rods.synth.people import is_person_name
-from rods.tasks.model import Task
 
-#: A map holds a collection when it has this many records at least.
-MIN_RECORDS = 8
-#: A field is a mark when its records have at most max(MIN_MARKS, MARK_SHARE * records) distinct values.
-MIN_MARKS = 12
-MARK_SHARE = 0.05
 #: A mark of at most this many values (a status, a cabin) is always kept; a wider one (an airport, a count of
 #: bags) only where the calls or the words say its value.
 FEW = 6
 #: Anchors tried per search (drawn in a random order).
 MAX_ANCHORS = 5000
-
-Path = tuple[str, ...]
-Scalar = str | int | float | bool | None
-
-
-def _scalar(value: Any) -> bool:
-    return value is None or isinstance(value, (str, int, float, bool))
-
-
-def _records(value: Any) -> bool:
-    """Whether a value holds entries: a list of objects, or an object whose every value is an object."""
-    if isinstance(value, list):
-        return bool(value) and all(isinstance(v, dict) for v in value)
-    return isinstance(value, dict) and bool(value) and all(isinstance(v, dict) for v in value.values())
-
-
-def _entries(value: Any) -> list[tuple[str | None, dict]]:
-    """(key, entry) of a list of objects (no key) or a map of objects."""
-    if isinstance(value, list):
-        return [(None, v) for v in value]
-    return list(value.items())
-
-
-def scalars_of(value: Any) -> Iterator[Scalar]:
-    """Every scalar inside a value, and the keys of its maps of records (ids); not field names, which calls
-    pass too (a passenger's 'first_name') and which every record of a collection shares."""
-    if isinstance(value, dict):
-        ids = _records(value)
-        for k, v in value.items():
-            if ids:
-                yield k
-            yield from scalars_of(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from scalars_of(v)
-    elif _scalar(value):
-        yield value
-
-
-@dataclass
-class Collection:
-    """Records keyed by id at one place of a class's state, and the fields whose values repeat (`marks`)."""
-
-    where: Path
-    records: dict[str, dict]
-    #: place inside a record ((): the record; ("items",): its items' entries) -> mark field -> distinct values
-    marks: dict[Path, dict[str, int]] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, where: Path, records: dict[str, dict]) -> Collection:
-        values: dict[Path, dict[str, set]] = defaultdict(lambda: defaultdict(set))
-        counts: dict[Path, int] = defaultdict(int)
-
-        def note(place: Path, record: dict) -> None:
-            counts[place] += 1
-            for name, value in record.items():
-                if _scalar(value):
-                    values[place][name].add(json.dumps(value))
-
-        for record in records.values():
-            note((), record)
-            for name, value in record.items():
-                if _records(value):
-                    for _, entry in _entries(value):
-                        note((name,), entry)
-        marks = {}
-        for place, fields in values.items():
-            limit = max(MIN_MARKS, MARK_SHARE * counts[place])
-            marks[place] = {n: len(seen) for n, seen in fields.items() if len(seen) <= limit and counts[place] > 1}
-        return cls(where, records, marks)
-
-
-class Database:
-    """The collections of an environment's state (class -> its state as JSON) and where each record key is."""
-
-    def __init__(self, states: dict[str, Any]):
-        self.collections: list[Collection] = []
-        for cls, state in states.items():
-            self._find(state, (cls,))
-        self.home: dict[str, Collection] = {}
-        for collection in self.collections:
-            for key in collection.records:
-                self.home.setdefault(key, collection)
-
-    def _find(self, node: Any, where: Path) -> None:
-        if isinstance(node, dict):
-            if len(node) >= MIN_RECORDS and all(isinstance(v, dict) for v in node.values()):
-                self.collections.append(Collection.of(where, node))
-                return  # no collection inside a record
-            for k, v in node.items():
-                self._find(v, (*where, str(k)))
-
-    def __bool__(self) -> bool:
-        return bool(self.collections)
-
-
-_CACHE: dict[str, Database] = {}
-_LOCK = threading.Lock()
-
-
-def database_of(seed: Task) -> Database:
-    """The collections of the seed's initial state (cached per environment and initial config)."""
-    key = json.dumps([seed.environment, seed.involved_classes, seed.initial_config], sort_keys=True, default=str)
-    with _LOCK:
-        cached = _CACHE.get(key)
-    if cached is None:
-        env = environment_from(seed.initial_config, seed.involved_classes)
-        try:
-            cached = Database({cls: to_json(public_state(env.instance(cls))) for cls in seed.involved_classes})
-        finally:
-            env.close()
-        with _LOCK:
-            _CACHE[key] = cached
-    return cached
 
 
 @dataclass
@@ -270,7 +150,7 @@ class Aligner:
         for name, value in seed.items():
             if name not in other:
                 continue
-            if _records(value) and _records(other[name]):
+            if holds_entries(value) and holds_entries(other[name]):
                 found = self.entries(value, other[name], collection.marks.get((name,), {}))
                 if found is None:
                     return None
@@ -284,9 +164,9 @@ class Aligner:
         calls or words say (a card's brand only where "my Visa" is said; what the errand's tools require of it,
         a gift card's balance, the run checks); None where one the calls name has none."""
         pairs: list[tuple[Any, Any]] = []
-        free = _entries(other)
+        free = entries_of(other)
         # the entries the calls name first: an entry nobody names must not take the one match of a named one
-        ordered = sorted(_entries(seed), key=lambda item: not self._named_entry(*item))
+        ordered = sorted(entries_of(seed), key=lambda item: not self._named_entry(*item))
         for key, entry in ordered:
             match = next((i for i, (_, e) in enumerate(free) if self.alike(entry, e, marks, few=False)), None)
             if match is None:
@@ -328,7 +208,7 @@ class Aligner:
             if len(seed) != len(other):
                 return []
             return [p for a, b in zip(seed, other) for p in self.plain(a, b)]
-        if _scalar(seed) and _scalar(other) and type(seed) is type(other):
+        if is_scalar(seed) and is_scalar(other) and type(seed) is type(other):
             return [(seed, other)]
         return []
 
@@ -440,7 +320,7 @@ def mapped(value: Any, mapping: dict[str, Any]) -> Any:
         return [mapped(v, mapping) for v in value]
     if isinstance(value, dict):
         return {mapped(k, mapping) if isinstance(k, str) else k: mapped(v, mapping) for k, v in value.items()}
-    key = json.dumps(value) if _scalar(value) else None
+    key = json.dumps(value) if is_scalar(value) else None
     if isinstance(value, str) and key not in mapping:  # an expression of the errand's prices: "466.75 + 288.82"
         return re.sub(r"(?<![\w.])\d+\.\d+(?![\w.])", lambda m: _number_in(m.group(), mapping), value)
     if key is None or key not in mapping:

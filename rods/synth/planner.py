@@ -56,7 +56,8 @@ from rods.envs.domains import domain_of, domain_of_task
 from rods.llm.base import LLMBackend
 from rods.llm.schema import MAX_REASON_CHARS, SCALAR, closed_object
 from rods.synth.api_graph import APIGraph, seeds_of
-from rods.synth.counterparts import counterparts, database_of, errand_of, mapped
+from rods.synth.counterparts import counterparts, errand_of, mapped
+from rods.synth.database import database_of
 from rods.synth.findings import tells_nothing
 from rods.synth.initial_config import materialize_config
 from rods.synth.mentions import message_text

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from rods.envs.validation import validate_task
 from rods.llm import make_backend
-from rods.synth.counterparts import Database, counterparts, errand_of, mapped
+from rods.synth.counterparts import counterparts, errand_of, mapped
+from rods.synth.database import Database
 from rods.synth.pipeline import Pipeline
 from rods.synth.profile import parse_ground_truth
 from rods.synth.settings import SynthConfig
