@@ -8,7 +8,9 @@ DIR/runs/<arm>/seed-<s>/. Each run evaluates a fixed held-out split
 seeds) greedily before GRPO (after any warm start) and after it. Then writes
 DIR/comparison.json, DIR/table.md and the figures informative_fraction.png and
 heldout.png. Rerun the same command after an interruption: finished runs are
-skipped, unfinished ones resume from their newest checkpoint.
+skipped, unfinished ones resume from their newest checkpoint. With --summarize,
+nothing runs: the table and figures of the runs finished so far are written,
+the unfinished ones named (a comparison that spans sessions).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--ood", action="append", default=[], metavar="'SUITE[: ARGS]'",
                    help="also score each run's last checkpoint with rods eval's suite SUITE and these eval arguments "
                    "(repeatable), e.g. 'bfcl_v4: --v4-limit 20' or 'tau2: --domain airline --user-base-url URL'")
+    p.add_argument("--summarize", action="store_true",
+                   help="run nothing: write the table and figures of the runs finished so far")
     p.set_defaults(func=run)
 
 
@@ -55,6 +59,14 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, interrupted)
     console = Console()
+    if args.summarize:
+        from rods.compare import summarize_finished
+
+        summary, pending = summarize_finished(args.arms, args.out, seeds=args.seeds, steps=args.steps,
+                                              overrides=args.overrides)
+        console.print(f"{len(summary['runs'])} finished runs summarized, {len(pending)} not yet: "
+                      f"{', '.join(f'{r.arm}/seed-{r.seed}' for r in pending) or 'none'}; wrote {args.out}/table.md")
+        return 0
     console.print(f"[bold]rods compare[/bold]: {len(args.arms)} arms x {args.seeds} seeds -> {args.out}")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as bar:

@@ -9,7 +9,8 @@ and figures.
 """
 
 from rods.compare.arms import Arm, RunSpec, load_arms, plan_runs
-from rods.compare.runner import CompareResult, run_comparison
+from rods.compare.runner import CompareResult, run_comparison, summarize_finished
 from rods.compare.summary import summarize_comparison
 
-__all__ = ["Arm", "CompareResult", "RunSpec", "load_arms", "plan_runs", "run_comparison", "summarize_comparison"]
+__all__ = ["Arm", "CompareResult", "RunSpec", "load_arms", "plan_runs", "run_comparison", "summarize_comparison",
+           "summarize_finished"]

@@ -141,6 +141,24 @@ def _check_same_comparison(out: Path, heldout: int) -> None:
                              f"(got {heldout}) so every run is scored on the same tasks")
 
 
+def summarize_finished(arm_paths: list[str | Path], out: str | Path, *, seeds: int = 2, steps: int | None = None,
+                       overrides: list[str] | None = None) -> tuple[dict, list[RunSpec]]:
+    """The summary of the runs finished so far (nothing is run): for a comparison that spans sessions, the
+    table and figures of its whole runs, the unfinished named in them. Returns the summary and the unfinished."""
+    from rods.compare.summary import summarize_comparison
+
+    arms = load_arms(list(arm_paths), steps=steps, overrides=overrides)
+    runs = plan_runs(arms, seeds, Path(out))
+    done = [r for r in runs if is_done(r)]
+    if not done:
+        raise ValueError(f"{out}: no finished run to summarize")
+    pending = [r for r in runs if not is_done(r)]
+    summary = summarize_comparison(out, [(r.arm, r.seed, r.run_dir) for r in done],
+                                   arms={a.name: str(a.path) for a in arms},
+                                   unfinished=[f"{r.arm}/seed-{r.seed}" for r in pending])
+    return summary, pending
+
+
 def run_comparison(
     arm_paths: list[str | Path],
     out: str | Path,

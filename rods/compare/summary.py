@@ -124,8 +124,10 @@ def aggregate(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def summarize_comparison(out: str | Path, runs: list[tuple[str, int, str | Path]],
-                         arms: dict[str, str] | None = None) -> dict[str, Any]:
-    """Read every run, write `comparison.json`, `table.md` and the figures under `out`; return the JSON."""
+                         arms: dict[str, str] | None = None, unfinished: list[str] = ()) -> dict[str, Any]:
+    """Read every run, write `comparison.json`, `table.md` and the figures under `out`; return the JSON.
+    `unfinished`: the runs ("arm/seed-N") of the comparison not yet finished, left out and named (a summary of
+    the runs so far, `rods compare --summarize`)."""
     out = Path(out)
     per_run = [read_run(arm, seed, run_dir) for arm, seed, run_dir in runs]
     result = {
@@ -134,6 +136,7 @@ def summarize_comparison(out: str | Path, runs: list[tuple[str, int, str | Path]
         "steps": max((r["steps"] for r in per_run), default=0),
         "heldout_file": str(out / "heldout.jsonl") if (out / "heldout.jsonl").is_file() else None,
         "runs": per_run,
+        "unfinished": list(unfinished),
         "figures": [],
     }
     try:
@@ -175,7 +178,9 @@ def markdown_table(result: dict[str, Any]) -> str:
             "Informative fraction (late): share of GRPO groups with non-zero reward variance over the second "
             "half of training. Held-out: greedy, on the same held-out tasks for every arm."
             + (" Out of distribution (after training): `rods eval --suite` on each run's last checkpoint."
-               if ood else "") + "\n")
+               if ood else "")
+            + (f" **Runs so far**: not yet finished, so not in the table: {', '.join(result['unfinished'])}."
+               if result.get("unfinished") else "") + "\n")
     return "\n".join(lines) + "\n" + note
 
 

@@ -174,3 +174,26 @@ def test_a_rerun_with_another_heldout_size_is_refused(tmp_path, base):
     (out / "compare.json").write_text(json.dumps({"heldout": 16}))
     with pytest.raises(ValueError, match="started with --heldout 16"):
         run_comparison([_arm(tmp_path / "a.yaml", base)], out, seeds=1, heldout=4)
+
+
+def test_a_summary_of_the_runs_so_far_names_the_unfinished_and_runs_nothing(tmp_path, base):
+    """`rods compare --summarize`: a comparison that spans sessions shows its whole runs; a run without its done
+    marker (one a session ended in) is left out and named, and nothing is started."""
+    from rods.cli import main
+    from rods.compare.runner import summarize_finished
+
+    arms = [_arm(tmp_path / "a.yaml", base), _arm(tmp_path / "b.yaml", base)]
+    out = tmp_path / "out"
+    rng = random.Random(3)
+    for arm, seed in (("a", 0), ("b", 0), ("a", 1)):
+        fake_run(out / "runs" / arm / f"seed-{seed}", rng, 10)
+    (out / "runs" / "b" / "seed-1").mkdir(parents=True)  # started, no done.json
+    summary, pending = summarize_finished(arms, out, seeds=2)
+    assert [(r.arm, r.seed) for r in pending] == [("b", 1)]
+    assert summary["unfinished"] == ["b/seed-1"] and len(summary["runs"]) == 3
+    assert summary["arms"]["a"]["seeds"] == [0, 1] and summary["arms"]["b"]["seeds"] == [0]
+    assert "not yet finished, so not in the table: b/seed-1" in (out / "table.md").read_text()
+    assert not any((out / "runs" / "b" / "seed-1").iterdir())  # nothing ran there
+    assert main(["compare", "--arms", *map(str, arms), "--seeds", "2", "--out", str(out), "--summarize"]) == 0
+    with pytest.raises(ValueError, match="no finished run"):
+        summarize_finished(arms, tmp_path / "empty", seeds=2)
