@@ -77,6 +77,7 @@ from rods.synth.recast import (
     follow_people,
     follow_runs,
     free_shift,
+    handles_of_kept,
     meant_to_fail,
     placed_in_month,
     recast_calls,
@@ -460,9 +461,12 @@ class Planner:
             text = message_text(seed.question)
             if placed_in_month(text):
                 remapper.shift = 0
-            remapper.names = self._chosen_names(seed, info, text, random.Random(str(local.getstate()[1][:4])))
-            remapper.touched = touched_values(info.base_config, said, text, self.graph.values.people) \
-                | frozenset(remapper.names)
+            people = self.graph.values.people
+            touched = touched_values(info.base_config, said, text, people)
+            names = self._chosen_names(seed, info, text, random.Random(str(local.getstate()[1][:4])))
+            kept = handles_of_kept(info.base_config, touched | set(names), people)  # 'mthompson' of Michael Thompson
+            remapper.names = {old: new for old, new in names.items() if old not in kept}
+            remapper.touched = touched | frozenset(remapper.names)
             remapper.coincident = coincident(info.base_config, info.trace.calls) & {
                 float(v) for v in remapper.touched if isinstance(v, (int, float)) and not isinstance(v, bool)}
             remapper.genders = said_genders(remapper.touched, text, self.graph.values.people)

@@ -149,7 +149,8 @@ def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset
     numbers a reader checks. A number the calls pass that no message writes is worked out (half a price read
     from the state, a price the agent looks up) or said in words ("double-sided": 2): re-drawn, it no longer
     matched what it came from. `people`: the names the environment's value model knows for people's (its seeds'
-    tenants named Kwame or Aroha, whom no name generator knows)."""
+    tenants named Kwame or Aroha, whom no name generator knows). A handle made of the name of a person the
+    recast keeps stays with that person."""
     said = [v for v in said if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
     named = set(re.findall(r"[A-Z][\w'-]{2,}", text))
     out = set()
@@ -165,7 +166,19 @@ def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset
                 out.add(value)
         elif isinstance(value, (int, float)) and written_in(value, text) and not _compared(value, text):
             out.add(value)
-    return frozenset(out)
+    return frozenset(out) - handles_of_kept(state, out, people)
+
+
+#: A name no seed holds, to see whether a value is made of a person's name (it changes with the name).
+_NOBODY = "Zed Quxley"
+
+
+def handles_of_kept(state: Any, touched: set, people: frozenset[str]) -> set:
+    """The touched values made of the name of a person the state holds and the recast keeps (a ticket username
+    'mthompson' of the cardholder Michael Thompson): re-drawn alone, 'mzhang' stood beside Michael Thompson."""
+    kept = {v for v in leaves(state) if isinstance(v, str) and v not in touched and is_person_name(v, people)}
+    return {v for v in touched if isinstance(v, str) and not is_person_name(v, people)
+            and any(follow_renames(v, {person: _NOBODY}) != v for person in kept)}
 
 
 #: Words that make a number a condition on the state ("if any tire is under 35 PSI"), not a value of the errand.

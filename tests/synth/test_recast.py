@@ -26,7 +26,15 @@ from rods.synth.mentions import Mentions, message_text, spelled
 from rods.synth.people import is_person_name
 from rods.synth.pipeline import Pipeline
 from rods.synth.profile import parse_ground_truth, profile_of, trace_task
-from rods.synth.recast import coincident, follow_runs, numbers_followed, paired, placed_in_month, touched_values
+from rods.synth.recast import (
+    coincident,
+    follow_runs,
+    handles_of_kept,
+    numbers_followed,
+    paired,
+    placed_in_month,
+    touched_values,
+)
 from rods.synth.settings import SynthConfig
 from rods.synth.values import is_distinctive, leaves, vocabulary_of
 from rods.tasks import Task, load_split, read_tasks, write_tasks
@@ -302,6 +310,19 @@ def test_a_value_that_holds_a_re_drawn_id_s_digits_follows_the_id():
     assert followed["card_0982"]["number"] == "8293-1765-9823-0982"
     assert followed["card_0982"]["note"] == "since 2024, pin 0064x"  # not a whole run of digits there
     assert followed["gift_2025"] == recast["cards"]["gift_2025"]  # a year is no id's run; a re-drawn code keeps its
+
+
+def test_a_handle_made_of_a_kept_person_s_name_stays_with_that_person():
+    """The BFCL read of draw 1515 (both readers): the ticket username 'mthompson' of the cardholder Michael Thompson,
+    re-drawn alone as 'mzhang'. A touched value made of the name of a person the recast keeps is not touched; one
+    of a person it renames is."""
+    state = {"cards": {"card_4893": {"cardholder_name": "Michael Thompson"}}, "tickets": {"owner": "Ana Reyes"}}
+    said = ["card_4893", "mthompson85", "areyes7", "token_abc123"]
+    text = "I am Ana Reyes. My ticket username is 'mthompson85', my old one 'areyes7', card 'card_4893'."
+    touched = touched_values(state, said, text)
+    assert "Ana Reyes" in touched and "areyes7" in touched  # Ana is the errand's: her handle moves with her
+    assert "mthompson85" not in touched and "card_4893" in touched
+    assert handles_of_kept(state, {"mthompson", "card_4893"}, frozenset()) == {"mthompson"}
 
 
 def test_a_seed_of_the_environment_s_own_state_is_re_planned(kennel):
