@@ -196,11 +196,14 @@ def _compared(value: int | float, text: str) -> bool:
     return every > 0 and compared == every
 
 
-def written_in(value: str | int | float, text: str) -> bool:
+def written_in(value: Any, text: str) -> bool:
     """Whether the messages write a value: a text as a whole word or words (any case), a number as its digits
-    (thousands' commas aside), not as part of another number ("3" is not in "3.5" nor in "130")."""
+    (thousands' commas aside), not as part of another number ("3" is not in "3.5" nor in "130"); a record or a
+    flag is no written value (a list of passengers as objects)."""
     if isinstance(value, str):
         return re.search(rf"(?<!\w){re.escape(value.lower())}(?!\w)", text.lower()) is not None
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
     return re.search(_number_pattern(value), text.replace(",", "")) is not None
 
 

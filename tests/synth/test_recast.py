@@ -34,6 +34,7 @@ from rods.synth.recast import (
     paired,
     placed_in_month,
     touched_values,
+    written_in,
 )
 from rods.synth.settings import SynthConfig
 from rods.synth.values import is_distinctive, leaves, vocabulary_of
@@ -323,6 +324,14 @@ def test_a_handle_made_of_a_kept_person_s_name_stays_with_that_person():
     assert "Ana Reyes" in touched and "areyes7" in touched  # Ana is the errand's: her handle moves with her
     assert "mthompson85" not in touched and "card_4893" in touched
     assert handles_of_kept(state, {"mthompson", "card_4893"}, frozenset()) == {"mthompson"}
+
+
+def test_a_list_of_records_passed_by_a_call_is_no_written_value():
+    """A ferry booking's passengers passed as a list of objects crashed the recast of a held-out domain's seeds
+    (`written_in` of a dict); a record or a flag is never a value the words write."""
+    text = "Book 2 adults and a child, Ana and Ben Reyes and little Cal, 3 seats"
+    assert not written_in({"name": "Ana Reyes", "type": "adult"}, text)
+    assert not written_in(True, text) and written_in(3, text) and written_in("Ana", text)
 
 
 def test_a_seed_of_the_environment_s_own_state_is_re_planned(kennel):
