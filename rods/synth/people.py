@@ -166,9 +166,9 @@ def name_words(people: dict[str, str]) -> list[tuple[dict[str, str], str, str]]:
 def follow_renames(text: str, people: dict[str, str]) -> str:
     """`text` with the names of renamed people in it renamed too: a company named after its owner ('Webb & Sons
     Roofing'), an email or a username made of the name ('marcus@webbroofing.com', 'tlindqvist@fastmail.com',
-    'mwebb'). In prose a name word counts only capitalised as written ('Rose' is a name, 'rose' a verb); inside
-    an address or a handle in any case, also as the start or end of a longer run of letters, when the rest is
-    an initial of the same person or the address has a dot ('webbroofing.com')."""
+    'mwebb'). In prose a name word counts only capitalised as written ('Rose', 'MacLeod' are names, 'rose' a
+    verb); inside an address or a handle in any case, also as the start or end of a longer run of letters, when
+    the rest is an initial of the same person or the address has a dot ('webbroofing.com')."""
     persons = name_words(people)
     if not persons:
         return text
@@ -179,7 +179,7 @@ def follow_renames(text: str, people: dict[str, str]) -> str:
     def in_prose(match: re.Match) -> str:
         word = match.group(0)
         for pairs, _, _ in persons:
-            if word.lower() in pairs and word == title(word.lower()):
+            if word.lower() in pairs and word[1:] != word[1:].upper():  # 'Rose', 'MacLeod'; not 'ROSE', 'rose'
                 return title(pairs[word.lower()])
         return word
 
@@ -215,7 +215,7 @@ def follow_renames(text: str, people: dict[str, str]) -> str:
         word = match.group(0)
         if alone or "@" in word or re.fullmatch(r"[a-z0-9]+(?:[._-][a-z0-9]+)+", word):
             return in_handle(word)
-        return re.sub(r"[A-Z][a-z]+", in_prose, word)
+        return re.sub(r"[A-Z][A-Za-z]*[a-z]", in_prose, word)  # a name word, 'MacLeod' whole
 
     return re.sub(r"\S+", token, text)
 

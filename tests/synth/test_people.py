@@ -58,3 +58,14 @@ def test_the_messages_say_a_persons_gender_where_no_name_list_does():
     # another person named before the pronoun: it may be theirs
     assert said_gender("Susan Tiihonen", "Susan Tiihonen called: Benjamin has asthma, so they want him out.") is None
     assert said_gender("Lan Nguyen", "Lan Nguyen paid") is None
+
+
+def test_a_family_name_written_in_mixed_case_follows_its_rename():
+    """The held-out ferry read (draw 1616, both readers): "my husband Alasdair MacLeod" of the renamed Fiona MacLeod
+    read "Alasdair Fiala" in the words and 'Alasdair MacLeod' in the booking; 'MacLeod' is one name word. A word in
+    capitals or lower case is still no name."""
+    from rods.synth.people import follow_renames
+
+    people = {"Fiona MacLeod": "Leona Fiala", "Rose Webb": "Ana Reyes"}
+    assert follow_renames("Alasdair MacLeod", people) == "Alasdair Fiala"
+    assert follow_renames("the ROSE garden of Rose Webb, a rose", people) == "the ROSE garden of Ana Reyes, a rose"
