@@ -152,7 +152,7 @@ def summarize_finished(arm_paths: list[str | Path], out: str | Path, *, seeds: i
     done = [r for r in runs if is_done(r)]
     if not done:
         raise ValueError(f"{out}: no finished run to summarize")
-    pending = [r for r in runs if not is_done(r)]
+    pending = [r for r in runs if r not in done]
     summary = summarize_comparison(out, [(r.arm, r.seed, r.run_dir) for r in done],
                                    arms={a.name: str(a.path) for a in arms},
                                    unfinished=[f"{r.arm}/seed-{r.seed}" for r in pending])

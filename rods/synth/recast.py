@@ -45,8 +45,17 @@ from rods.synth.mentions import value_key
 from rods.synth.people import follow_renames, is_person_name
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import Trace, linkable, parse_ground_truth, produced_values, result_value, value_paths
-from rods.synth.value_model import pieces
-from rods.synth.values import SMALL_INT, ValueRemapper, is_distinctive, is_kept_word, is_phrase, is_prose, leaves
+from rods.synth.value_model import name_of, pieces
+from rods.synth.values import (
+    SMALL_INT,
+    ValueRemapper,
+    is_distinctive,
+    is_kept_word,
+    is_phrase,
+    is_prose,
+    leaves,
+    state_slots,
+)
 from rods.tasks.model import Task
 
 Scalar = str | int | float
@@ -115,22 +124,10 @@ def coincident(state: Any, calls: Iterable[ToolCall]) -> frozenset[float]:
                 if isinstance(leaf, (int, float)) and not isinstance(leaf, bool):
                     passed[float(leaf)] |= pieces(param)
     held: dict[float, list[frozenset[str]]] = defaultdict(list)
-    for name, value in _named_leaves(state, ""):
+    for path, value in state_slots(state):
         if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value) in passed:
-            held[float(value)].append(pieces(name))
+            held[float(value)].append(pieces(name_of(path)))
     return frozenset(n for n, names in held.items() if all(not words & passed[n] for words in names))
-
-
-def _named_leaves(value: Any, name: str) -> Iterator[tuple[str, Any]]:
-    """(the field's name, value) of every scalar of a state; a list's items under the list's name."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _named_leaves(v, str(k))
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _named_leaves(v, name)
-    else:
-        yield name, value
 
 
 def said_values(calls: Iterable[ToolCall]) -> list[Any]:
