@@ -33,6 +33,7 @@ from rods.synth.recast import (
     numbers_followed,
     paired,
     placed_in_month,
+    said_values,
     touched_values,
     written_in,
 )
@@ -44,7 +45,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE_ENVS = {"clinic": "clinic:Clinic", "warehouse": "warehouse:Warehouse",
                 "calendar_invites": "team_calendar:TeamCalendar", "byo_env": "library:Library",
                 "bikeshare": "bikeshare:BikeShare", "car_rental": "car_rental:CarRental",
-                "box_office": "box_office:BoxOffice"}
+                "box_office": "box_office:BoxOffice", "school_bus": "school_bus:BusDispatch",
+                "marina": "marina:Marina", "print_shop": "print_shop:PrintShop"}
 
 KENNEL = textwrap.dedent('''
     from rods.envs import tool
@@ -429,6 +431,8 @@ def test_recasts_keep_their_seed_s_calls_and_words_and_change_its_values(recasts
     for variant in recast:
         seed = by_id[variant.provenance.parent_id]
         assert validate_task(variant) == []
+        # another errand: its words or its calls differ from its seed's, not only the state around them
+        assert (variant.question, variant.ground_truth) != (seed.question, seed.ground_truth), variant.id
         assert [c.name for t in parse_ground_truth(variant) for c in t] == [c.name for t in parse_ground_truth(seed)
                                                                              for c in t]
         assert profile_of(variant).matches(profile_of(seed)), variant.id
@@ -438,11 +442,18 @@ def test_recasts_keep_their_seed_s_calls_and_words_and_change_its_values(recasts
             assert {p: type(v) for p, v in before.arguments.items()} == \
                 {p: type(v) for p, v in after.arguments.items()}, (variant.id, before, after)
         # what it keeps of its seed is only the world around the task: nothing its calls pass or its words name
-        touched = touched_values(seed.initial_config, [v for t in parse_ground_truth(seed) for c in t
-                                                       for v in leaves([*c.args, *c.arguments.values()])],
+        seed_calls = [c for t in parse_ground_truth(seed) for c in t]
+        touched = touched_values(seed.initial_config, said_values(seed_calls),
                                  message_text([[m.model_dump() for m in turn] for turn in seed.question]))
+        # a number the words say that the state holds only for another thing: the state keeps it, the calls re-draw
+        kept = coincident(seed.initial_config, seed_calls) & {v for v in touched if isinstance(v, (int, float))
+                                                               and is_distinctive(v, frozenset())}
         copied = copied_values(seed, variant, returned_values(trace_task(variant)))
-        assert not [v for v in copied if json.loads(v) in touched], variant.id
+        assert not [v for v in copied if json.loads(v) in touched and json.loads(v) not in kept], variant.id
+        for before, after in zip(seed_calls, [c for t in parse_ground_truth(variant) for c in t]):
+            same = [p for p, v in before.arguments.items()
+                    if isinstance(v, (int, float)) and v in kept and after.arguments.get(p) == v]
+            assert not same, (variant.id, before, after)
         # no value of the seed that the variant changed is said in its messages
         changed = {old for old, new in paired(_values(seed), _values(variant))
                    if old != new and isinstance(old, str) and (is_distinctive(old, words) or as_date(old))}
