@@ -28,6 +28,7 @@ judge and the gate (`rods.synth.pipeline`).
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import json
 import re
@@ -161,7 +162,8 @@ def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset
             elif any(c.isdigit() for c in value) and (value in said or written_in(value, text)) \
                     and not is_prose(value):  # a post's "Front Left Tire: 32 PSI" tells the state, it is no code
                 out.add(value)
-        elif isinstance(value, (int, float)) and written_in(value, text) and not _compared(value, text):
+        elif isinstance(value, (int, float)) and written_in(value, text) and not _compared(value, text) \
+                and not _measures_named(value, text, people):
             out.add(value)
     return frozenset(out) - handles_of_kept(state, out, people)
 
@@ -191,6 +193,24 @@ def _compared(value: int | float, text: str) -> bool:
     every = len(re.findall(number, flat))
     compared = len(re.findall(rf"{_COMPARISONS}\s+(?:\$|£|€)?{number}", flat))
     return every > 0 and compared == every
+
+
+#: Calendar words, which name no thing that has a measure ("Thursday November 5").
+_CALENDAR = frozenset(m.lower() for m in [*calendar.month_name[1:], *calendar.day_name])
+
+
+def _measures_named(value: int | float, text: str, people: frozenset[str]) -> bool:
+    """Whether the messages write the number only as a measure of a thing they name by a proper name, right after
+    it ("a Ford Fiesta, 4.1 m", "the Swift Escape is 7.2 metres"): the name is the world's, kept, and the number
+    is what that thing measures; re-drawn, a Fiesta became 5.0 m long. Not a person's ("Ana Reyes, 3 bags" is
+    her errand) nor a date's."""
+    number = _number_pattern(value)
+    name = r"((?:[A-Z][a-z][\w'-]*\s+)+[A-Z][\w'-]*)"
+    flat = text.replace(",", "")
+    every = re.findall(number, flat)
+    named = [m.group(1) for m in re.finditer(rf"{name}(?::|\s+is|\s+was|\s+-)?\s+(?:about\s+)?{number}", flat)
+             if not is_person_name(m.group(1), people) and not _CALENDAR & set(m.group(1).lower().split())]
+    return bool(every) and len(named) == len(every)
 
 
 def written_in(value: Any, text: str) -> bool:

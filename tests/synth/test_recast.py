@@ -246,6 +246,19 @@ def test_a_number_said_as_part_of_a_kept_value_stays_and_only_written_numbers_ar
     assert 500 in touched and "PJ-1" in touched and not {2, 27.0, 54.0} & touched
 
 
+def test_a_measure_of_a_thing_the_words_name_stays_with_it():
+    """The ferry read of draw 1616: "the wee car instead: Ford Fiesta, 4.1 m" came back as a Fiesta of 5.0 m. A
+    number written right after a proper name the recast keeps measures that thing and stays; the same number
+    given on its own, after a person's name or after a date is the errand's and changes."""
+    said = ["FB64105", 4.1, 7.2]
+    state = {"bookings": {"FB64105": {"lead": "Ana Reyes", "vehicles": []}}}
+    text = "We'll bring the wee car: Ford Fiesta, 4.1 m. The Swift Escape is 7.2 metres long. Ref FB64105."
+    assert touched_values(state, said, text) == {"FB64105"}
+    assert touched_values(state, said, "a car of 4.1 m and a motorhome, Swift Escape, 7.2 m") == {"FB64105", 4.1}
+    assert 4.1 in touched_values(state, said, "Ana Reyes, 4.1 m of luggage, and the Swift Escape, 7.2 m")
+    assert 7.2 in touched_values(state, said, "on Thursday November 7.2 of the Swift Escape")
+
+
 def test_a_post_of_the_state_s_numbers_is_no_code_and_tells_the_new_state():
     """The BFCL read of draw 1313: "top it up with 30 gallons" beside rear tires of 30 PSI, and a tweet of the
     pressures. The tweet was re-drawn as a code ('Rear Left Tire: 98 PSI' beside tires of 40); a text a person
