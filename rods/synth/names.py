@@ -26,7 +26,7 @@ from rods.synth.dates import as_date
 from rods.synth.mentions import quoted_in
 from rods.synth.people import is_person_name
 from rods.synth.value_model import ValueModel
-from rods.synth.values import is_distinctive
+from rods.synth.values import is_distinctive, leaves
 
 #: A name without spaces: a file, a folder, a tag, a handle ('summary.txt', 'Documents', 'tech_guru').
 NAME = re.compile(r"[A-Za-z][A-Za-z_.-]{2,40}")
@@ -86,15 +86,69 @@ def renamed(names: list[tuple[str, str]], model: ValueModel | None, world: Any, 
         # a name sharing a word with the seed's first ('TeamNotes.txt' -> 'meeting_notes.txt'): the words around
         # it ("for keeping track of the fresh ideas") fit it better than another user's 'MeanRevenue.txt'
         near = [o for o in free if _words(o) & _words(name)]
+        described = described_words(name, text, world)
+        if described:  # what the words or its content say of it must still hold: such a name or none
+            free = near = [o for o in near if _words(o) & described]
         if near or free:
             out[name] = rng.choice(near or free)
     return out
 
 
+def described_words(name: str, text: str, world: Any) -> set[str]:
+    """The words of a name that the messages say apart from the name, or that the content of the thing it names
+    holds: 'ProjectOverview.txt' "where I've laid out an initial summary of the project", a 'FinalReport.txt'
+    whose text is a final report. Renamed 'MeanRevenue.txt' or 'TeamNotes.txt', three blind reads of BFCL found
+    the file no longer what the user said of it."""
+    words = _words(name)
+    if not words:
+        return set()
+    around = re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", " ", text)
+    said = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", around)}
+    return words & (said | {w.lower() for w in re.findall(r"[A-Za-z]{3,}", " ".join(_content_of(name, world)))})
+
+
+def _content_of(name: str, world: Any) -> list[str]:
+    """The texts held under a map key `name` anywhere in `world` (a file's content in a file system)."""
+    out: list[str] = []
+    if isinstance(world, dict):
+        for key, value in world.items():
+            if key == name:
+                out += [v for v in leaves(value) if isinstance(v, str)]
+            else:
+                out += _content_of(name, value)
+    elif isinstance(world, (list, tuple)):
+        for item in world:
+            out += _content_of(name, item)
+    return out
+
+
+def with_derived(names: dict[str, str], values: Iterable[Any]) -> dict[str, str]:
+    """`names` and, for each other text of the seed (`values`: its state's and calls' strings) that holds a renamed
+    name's stem, that text with the new stem: the copy 'ArchivedFinalReport2024.txt' of a 'FinalReport.txt'
+    renamed 'TeamNotes.txt' is 'ArchivedTeamNotes2024.txt' (re-numbered alone, it stayed an archived final
+    report of a file of team notes)."""
+    stems = {_stem(old): _stem(new) for old, new in names.items() if len(_stem(old)) >= 5}
+    out = dict(names)
+    for value in values:
+        if not isinstance(value, str) or value in out or as_date(value):
+            continue
+        new = value
+        for old, stem in sorted(stems.items(), key=lambda item: -len(item[0])):
+            before = "" if old[:1].isupper() else "(?<![A-Za-z])"  # a camel-case part ('ArchivedFinalReport')
+            new = re.sub(rf"{before}{re.escape(old)}(?![a-z])", stem, new)
+        if new != value:
+            out[value] = new
+    return out
+
+
+def _stem(name: str) -> str:
+    """A name without its extension: 'FinalReport.txt' -> 'FinalReport'."""
+    return name.rsplit(".", 1)[0] if "." in name else name
+
+
 def _words(name: str) -> set[str]:
     """The words of a name, lower case, its extension aside: 'TeamNotes.txt' -> {'team', 'notes'}."""
-    stem = name.rsplit(".", 1)[0] if "." in name else name
-    return {w.lower() for w in re.findall(r"[A-Z]?[a-z]{3,}|[A-Z]{3,}", stem)}
+    return {w.lower() for w in re.findall(r"[A-Z]?[a-z]{3,}|[A-Z]{3,}", _stem(name))}
 
 
 def _like(option: str, name: str) -> bool:

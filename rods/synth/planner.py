@@ -61,7 +61,7 @@ from rods.synth.database import database_of
 from rods.synth.findings import tells_nothing
 from rods.synth.initial_config import materialize_config
 from rods.synth.mentions import message_text
-from rods.synth.names import quoted_names, renamed
+from rods.synth.names import quoted_names, renamed, with_derived
 from rods.synth.parameters import TEXT_WORDS, tokens
 from rods.synth.people import said_genders
 from rods.synth.plan import Plan, PlannedCall
@@ -464,6 +464,7 @@ class Planner:
             people = self.graph.values.people
             touched = touched_values(info.base_config, said, text, people)
             names = self._chosen_names(seed, info, text, random.Random(str(local.getstate()[1][:4])))
+            names = with_derived(names, [*leaves(info.base_config), *said])  # 'ArchivedFinalReport2024.txt'
             kept = handles_of_kept(info.base_config, touched | set(names), people)  # 'mthompson' of Michael Thompson
             remapper.names = {old: new for old, new in names.items() if old not in kept}
             remapper.touched = touched | frozenset(remapper.names)

@@ -13,7 +13,7 @@ import random
 from rods.envs.calls import ToolCall
 from rods.envs.validation import validate_task
 from rods.llm import make_backend
-from rods.synth.names import quoted_names, renamed
+from rods.synth.names import quoted_names, renamed, with_derived
 from rods.synth.pipeline import Pipeline
 from rods.synth.profile import parse_ground_truth
 from rods.synth.settings import SynthConfig
@@ -59,6 +59,18 @@ def test_a_name_takes_another_user_s_name_of_its_shape_that_the_world_does_not_h
     for seed in range(10):
         assert renamed([("touch.file_name", "ideas_list.txt")], model, {}, "", random.Random(seed)) == {
             "ideas_list.txt": "draft_ideas.txt"}
+
+
+def test_a_name_made_of_a_renamed_name_follows_it():
+    """BFCL read of draw 1818, both readers: 'FinalReport.txt' renamed 'TeamNotes.txt' was copied as
+    'ArchivedFinalReport2023.txt', an archived final report of team notes. A text holding a renamed name's stem
+    (as a camel-case part or between marks) takes the new stem; a word that merely contains it does not."""
+    names = {"FinalReport.txt": "TeamNotes.txt", "notes.txt": "ideas.txt"}
+    derived = with_derived(names, ["ArchivedFinalReport2024.txt", "old_notes_2.txt", "footnotes.txt", "FinalReports",
+                                   "2024-05-01", 3, "FinalReport.txt"])
+    assert derived == {**names, "ArchivedFinalReport2024.txt": "ArchivedTeamNotes2024.txt",
+                       "old_notes_2.txt": "old_ideas_2.txt"}
+    assert with_derived({"memo": "list"}, ["memo_2.txt"]) == {"memo": "list"}  # a stem too short to be a name
 
 
 def test_a_file_system_seed_of_named_things_is_recast_with_other_users_names(train_tasks):
