@@ -598,13 +598,17 @@ def free_shift(dates: Iterable[dt.date], drawn: int, weeks: int = 4) -> int:
 
 
 #: Words that tell a date by its place in its month: a move of whole weeks breaks them.
-_PLACED = re.compile(r"(?<!\w)(?:first|last|final)\s+day\s+of(?!\w)", re.IGNORECASE)
+_ORDINAL_WORDS = ("first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth")
+_PLACED = re.compile(r"(?<!\w)(?:(?:first|last|final)\s+day\s+of"
+                     rf"|(?:{_ORDINAL_WORDS}|\d{{1,2}}(?:st|nd|rd|th))\s+month)(?!\w)",
+                     re.IGNORECASE)
 
 
 def placed_in_month(text: str) -> bool:
-    """Whether the messages tell a date by its place in its month ("on the last day of October"): a recast then
-    keeps its seed's dates where they are (moved a week, the last day of October became "the last day of
-    November" booked for November 7th)."""
+    """Whether the messages tell a date by its place in its month ("on the last day of October") or its month by
+    its number ("the 15th of the year 2026's eleventh month"): a recast then keeps its seed's dates where they are
+    (moved a week, the last day of October became "the last day of November" booked for November 7th; moved
+    three weeks, the 15th of the eleventh month became "the 25th of the eleventh month" booked for October)."""
     return _PLACED.search(text) is not None
 
 

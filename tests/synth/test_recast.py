@@ -306,6 +306,9 @@ def test_a_date_told_by_its_place_in_its_month_stays():
     2026" booked for November 7th. Such a seed's dates stay; its other values are recast."""
     assert placed_in_month("a flight on the last day of October") and placed_in_month("the First Day of May")
     assert not placed_in_month("the last days of summer") and not placed_in_month("on October 31st")
+    # draw 1818, both readers: "the 15th of the year 2026's eleventh month" moved three weeks into October
+    assert placed_in_month("on the 15th of the year 2026's eleventh month") and placed_in_month("the 3rd month")
+    assert not placed_in_month("in a month or two") and not placed_in_month("this month 5 people came")
     seed = next(t for t in load_split("test") if t.id == "multi_turn_miss_func_194")
     pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=2, workers=1, seed=5, recast=1.0))
     variants = pipeline([seed])
