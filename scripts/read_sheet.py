@@ -50,7 +50,9 @@ def turns(task: Task) -> str:
 
 
 def state(task: Task, limit: int = 1800) -> str:
-    return json.dumps(task.initial_config, ensure_ascii=False)[:limit]
+    """The task's initial config as JSON, its first `limit` characters (0: the whole of it)."""
+    text = json.dumps(task.initial_config, ensure_ascii=False)
+    return text[:limit] if limit else text
 
 
 def main() -> None:
@@ -63,6 +65,9 @@ def main() -> None:
     parser.add_argument("--pipeline-seed", type=int, required=True)
     parser.add_argument("--per-seed", type=int, default=1)
     parser.add_argument("--limit", type=int, default=0, help="draw this many seeds of each --seeds file (0: all)")
+    parser.add_argument("--state-chars", type=int, default=1800,
+                        help="show this much of each item's state (0: the whole state, for a domain whose relations "
+                             "lie past the first records)")
     args = parser.parse_args()
     rng = random.Random(args.draw)
     groups = {f"bfcl_{args.bfcl_split}": bfcl_draw(args.bfcl_split, args.per_category, rng)} if args.bfcl_split else {}
@@ -81,10 +86,11 @@ def main() -> None:
         by_id = {s.id: s for s in seeds}
         items += [("variant", name, v) for v in accepted] + [("seed", name, s) for s in seeds if s.id in parents]
         pairs += [f"===== {name} {v.id}\n--- seed {v.provenance.parent_id}\n{turns(by_id[v.provenance.parent_id])}\n"
-                  f"--- variant\n{turns(v)}\nSTATE {state(v)}\n" for v in accepted]
+                  f"--- variant\n{turns(v)}\nSTATE {state(v, args.state_chars)}\n" for v in accepted]
     random.Random(args.draw + 1).shuffle(items)
     sheet = ["# Sheet: multi-turn tasks for a tool-using assistant"]
-    sheet += [f"## Item {n}\n\nState (JSON, may be cut): {state(t)}\n\n{turns(t)}"
+    cut = "may be cut" if args.state_chars else "whole"
+    sheet += [f"## Item {n}\n\nState (JSON, {cut}): {state(t, args.state_chars)}\n\n{turns(t)}"
               for n, (_, _, t) in enumerate(items, 1)]
     (args.out / "sheet.md").write_text("\n\n".join(sheet) + "\n", encoding="utf-8")
     (args.out / "key.json").write_text(json.dumps({n: [k, e, t.id, t.provenance.strategy if k == "variant" else None]
