@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import unicodedata
 from collections.abc import Iterable
 from functools import cache, lru_cache
 from typing import Any
@@ -139,7 +140,18 @@ def is_person_name(value: Any, known: Iterable[str] = frozenset(), whole: bool =
     words = value.strip().split()
     if (whole and len(words) < 2) or has_thing_word(value):
         return False
-    return words[0] in first_names() or words[0] in _first_words(known)
+    return words[0] in first_names() or plain(words[0]) in _plain_first_names() or words[0] in _first_words(known)
+
+
+def plain(text: str) -> str:
+    """A text without its accents, as people often type a name ('Lucía Fernández' -> 'Lucia Fernandez')."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+@cache
+def _plain_first_names() -> frozenset[str]:
+    """`first_names` without their accents: 'Lucía' is a first name whether or not a generator spells it so."""
+    return frozenset(plain(n) for n in first_names())
 
 
 @lru_cache(maxsize=64)

@@ -43,7 +43,7 @@ from rods.synth.dates import as_date
 from rods.synth.executor import Execution, Executor
 from rods.synth.findings import is_empty, reads_what_it_made, tells_nothing
 from rods.synth.mentions import value_key
-from rods.synth.people import follow_renames, is_person_name
+from rods.synth.people import follow_renames, is_person_name, plain
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import Trace, linkable, parse_ground_truth, produced_values, result_value, value_paths
 from rods.synth.value_model import name_of, pieces
@@ -150,20 +150,25 @@ def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset
     tenants named Kwame or Aroha, whom no name generator knows). A handle made of the name of a person the
     recast keeps stays with that person."""
     said = [v for v in said if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
-    named = set(re.findall(r"[A-Z][\w'-]{2,}", text))
+    labels = [v for v in leaves(state) if isinstance(v, str) and not is_prose(v)]
+    named = {_folded(w) for w in re.findall(r"[A-Z][\w'-]{2,}", text)}  # as typed: 'Lucia' names Lucía
+    said_folded = {_folded(v) for v in said if isinstance(v, str)}
     out = set()
     for value in [*said, *leaves(state)]:
         if isinstance(value, bool) or value in out:
             continue
         if isinstance(value, str) and value.strip():
             if is_person_name(value, people):
-                if value in said or named & set(value.split()):
+                if _folded(value) in said_folded or named & {_folded(w) for w in value.split()}:
                     out.add(value)
             elif any(c.isdigit() for c in value) and (value in said or written_in(value, text)) \
                     and not is_prose(value):  # a post's "Front Left Tire: 32 PSI" tells the state, it is no code
                 out.add(value)
         elif isinstance(value, (int, float)) and written_in(value, text) and not _compared(value, text) \
-                and not _measures_named(value, text, people):
+                and not _measures_named(value, text, people) \
+                and (value in said or not any(written_in(value, label) for label in labels)):
+            # a number no call passes that a kept label holds is that label's: "the ibuprofen 800" of a strength
+            # '800 mg', not the stock of 800 metformin tablets the state also holds (re-drawn, "ibuprofen 600")
             out.add(value)
     return frozenset(out) - handles_of_kept(state, out, people)
 
@@ -189,7 +194,7 @@ def _compared(value: int | float, text: str) -> bool:
     relation to the state's values is the errand, and a new number would break it (the tires were no longer
     under it)."""
     number = _number_pattern(value)
-    flat = text.replace(",", "").lower()
+    flat = _numbers_text(text).lower()
     every = len(re.findall(number, flat))
     compared = len(re.findall(rf"{_COMPARISONS}\s+(?:\$|£|€)?{number}", flat))
     return every > 0 and compared == every
@@ -206,7 +211,7 @@ def _measures_named(value: int | float, text: str, people: frozenset[str]) -> bo
     her errand) nor a date's."""
     number = _number_pattern(value)
     name = r"((?:[A-Z][a-z][\w'-]*\s+)+[A-Z][\w'-]*)"
-    flat = text.replace(",", "")
+    flat = _numbers_text(text)
     every = re.findall(number, flat)
     named = [m.group(1) for m in re.finditer(rf"{name}(?::|\s+is|\s+was|\s+-)?\s+(?:about\s+)?{number}", flat)
              if not is_person_name(m.group(1), people) and not _CALENDAR & set(m.group(1).lower().split())]
@@ -221,13 +226,24 @@ def written_in(value: Any, text: str) -> bool:
         return re.search(rf"(?<!\w){re.escape(value.lower())}(?!\w)", text.lower()) is not None
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return False
-    return re.search(_number_pattern(value), text.replace(",", "")) is not None
+    return re.search(_number_pattern(value), _numbers_text(text)) is not None
 
 
 def _number_pattern(value: int | float) -> str:
     """A number as the messages write it, whole: 3 (of 3.0) not inside 3.5 nor 130."""
     written = str(int(value)) if float(value).is_integer() else str(value)
     return rf"(?<![\w.,]){re.escape(written)}(?![\w]|[.,]\d)"
+
+
+#: Dates and times as digits ('1955-01-30', '01/30/1955', '10:30'), whose parts are no numbers the words give.
+_DIGIT_DATES = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b\d{1,2}:\d{2}\b")
+
+
+def _numbers_text(text: str) -> str:
+    """The messages as numbers are read in them: dates and times blanked, thousands' commas dropped. The 30 of a
+    date of birth '1955-01-30' had re-drawn every 30 of a pharmacy's state: a 30-day supply of 60 tablets taken
+    twice daily became 24 days."""
+    return _DIGIT_DATES.sub(" ", text).replace(",", "")
 
 
 def follow_runs(seed_config: Any, config: Any) -> Any:
@@ -312,6 +328,9 @@ def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, A
             return same_type(value, state[key])
         if key is not None and key in said:
             return same_type(value, said[key])
+        typed = typed_as(value, state)
+        if typed is not None:
+            return typed
         if isinstance(value, list):
             return [new(v, function, param, reads) for v in value]
         if isinstance(value, str) and value in remapper.names:
@@ -356,6 +375,26 @@ def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, A
         call.arguments = {p: follow_people(v, remapper.people) for p, v in call.arguments.items()}
         call.args = tuple(follow_people(v, remapper.people) for v in call.args)
     return calls
+
+
+def _folded(text: str) -> str:
+    """A text as people type it at the quickest: without accents, in lower case ('Lucía' -> 'lucia')."""
+    return plain(text).casefold()
+
+
+def typed_as(value: Any, state: dict[tuple[str, Any], Any]) -> str | None:
+    """A value a call passes that is a state's text typed otherwise (without its accents, in lower case: a clerk's
+    find_patient(name='Lucia Fernandez') of 'Lucía Fernández'): the state's new text typed the same way; None when
+    no state text is typed so. Mapped as a value of its own, the clerk searched for somebody nobody knew."""
+    if not isinstance(value, str) or len(value) < 3:
+        return None
+    folded = _folded(value)
+    for (kind, old), new in state.items():
+        if kind == "s" and isinstance(old, str) and isinstance(new, str) and old != value and _folded(old) == folded:
+            if plain(value) == value:  # typed without accents: the new name is too
+                new = plain(new)
+            return new.lower() if value.islower() else new.upper() if value.isupper() else new
+    return None
 
 
 def meant_to_fail(trace: Trace, failing: frozenset[tuple[int, int]]) -> list[bool]:

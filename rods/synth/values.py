@@ -654,12 +654,12 @@ class ValueRemapper:
         def kept_or_new(match: re.Match) -> str:
             if match["postal"] or match["area"] or (match["fraction"] and _is_fraction(match["fraction"])):
                 return match.group(0)
-            if match["fraction"] and re.fullmatch(r"(0?[1-9]|1[0-2])/\d{2}", match["fraction"]):
-                return match.group(0)  # a month and year ('12/26', a card's expiry): a date, kept as the year is
+            if match["fraction"] and re.fullmatch(r"(0?[1-9]|1[0-2])/(\d{2}|20\d{2})", match["fraction"]):
+                return match.group(0)  # a month and year ('12/26', '12/2028': a card's expiry): a date, kept
             return re.sub(r"\d+", digits, match.group(0))
 
         # a phone number's area code goes with its place too ('509-555-0178' of a Spokane mother: '509-...')
-        self.texts[text] = re.sub(r"(?P<fraction>(?<![\d/])\d{1,2}/\d{1,2}(?![\d/]))"
+        self.texts[text] = re.sub(r"(?P<fraction>(?<![\d/])\d{1,2}/(?:20\d{2}|\d{1,2})(?![\d/]))"
                                   r"|(?P<postal>(?<=[A-Z]{2} )\d{5}(?:-\d{4})?\b)"
                                   r"|(?P<area>(?<![\d-])\(?\d{3}(?=\)?[ .-]?\d{3}[ .-]\d{4}(?!\d)))|\d+",
                                   kept_or_new, text)

@@ -35,6 +35,7 @@ from rods.synth.recast import (
     placed_in_month,
     said_values,
     touched_values,
+    typed_as,
     written_in,
 )
 from rods.synth.settings import SynthConfig
@@ -257,6 +258,32 @@ def test_a_measure_of_a_thing_the_words_name_stays_with_it():
     assert touched_values(state, said, "a car of 4.1 m and a motorhome, Swift Escape, 7.2 m") == {"FB64105", 4.1}
     assert 4.1 in touched_values(state, said, "Ana Reyes, 4.1 m of luggage, and the Swift Escape, 7.2 m")
     assert 7.2 in touched_values(state, said, "on Thursday November 7.2 of the Swift Escape")
+
+
+def test_numbers_of_dates_and_of_kept_labels_are_not_the_errand_s():
+    """The held-out pharmacy's read (whole states, two readers): a date of birth '1955-01-30' made every 30 of the
+    state "written", so a 30-day supply of 60 tablets taken twice daily became 24 days; "the ibuprofen 800" of a
+    strength '800 mg' re-drew the 800 tablets of metformin in stock and the words said "ibuprofen 600"."""
+    state = {"rx": {"R1": {"quantity": 60, "days_supply": 30}},
+             "meds": {"M1": {"strength": "800 mg", "stock": 800}, "M2": {"stock": 45}}}
+    assert not touched_values(state, [], "my father, date of birth 1955-01-30, at 10:30")
+    assert touched_values(state, [], "a 30-day supply, please") == {30}
+    assert 800 not in touched_values(state, [2], "put 2 packs of the ibuprofen 800 on order")
+    assert touched_values(state, [800], "order 800 tablets of the ibuprofen 800") == {800}  # the call's number
+    assert touched_values(state, [], "we have 45 left?") == {45}
+
+
+def test_a_name_typed_without_its_accents_is_the_state_s_person_typed_so():
+    """A held-out pharmacy's seed: a clerk's find_patient(name='Lucia Fernandez') of the state's 'Lucía Fernández'.
+    The person is the errand's (touched) and the call passes her new name typed the same way; mapped as a value of
+    its own, the recast searched for somebody nobody knew, and every try failed."""
+    state = {"patients": {"P-1006": {"name": "Lucía Fernández"}, "P-1007": {"name": "Ana Reyes"}}}
+    touched = touched_values(state, ["Lucia Fernandez"], "Lucia Fernandez has insurance now")
+    assert touched == {"Lucía Fernández", "Lucia Fernandez"}  # the state's person, the call's name of her
+    mapping = {("s", "Lucía Fernández"): "Zoë Müller", ("s", "Goldberg"): "Hernández"}
+    assert typed_as("Lucia Fernandez", mapping) == "Zoe Muller"
+    assert typed_as("goldberg", mapping) == "hernandez" and typed_as("GOLDBERG", mapping) == "HERNANDEZ"
+    assert typed_as("Lucía Fernández", mapping) is None and typed_as("Ana Reyes", mapping) is None
 
 
 def test_a_post_of_the_state_s_numbers_is_no_code_and_tells_the_new_state():
@@ -594,6 +621,7 @@ def test_a_phrase_the_messages_tell_stays_and_a_fraction_is_no_code():
     assert remapper._renumbered("notes_2024.txt", every=True) in ("notes_2023.txt", "notes_2025.txt")
     assert " 2024 report " in remapper._renumbered("Q3 2024 report 118", every=True)  # a year beside others stays
     assert remapper._renumbered("card 4111 exp 12/26", every=True).endswith("exp 12/26")
+    assert remapper._renumbered("12/2028", every=True) == "12/2028"  # draw 2020: "December 2028" was '47/2028'
     for phone in ("509-555-0178", "(509) 555-0178"):
         new = remapper._renumbered(phone, every=False)
         assert new != phone and new.startswith(phone[:5]) and len(new) == len(phone), new
