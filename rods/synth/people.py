@@ -65,8 +65,15 @@ def gendered_firsts() -> dict[str, dict[str, tuple[str, ...]]]:
 def gender_of(first: str) -> str | None:
     """"female" or "male" when Faker's first names of every country that has `first` give it one gender only;
     None for a name of both or of none."""
+    first = plain(first)  # 'Lucía' is the name lists' 'Lucia'
     found = {gender for pools in gendered_firsts().values() for gender, names in pools.items() if first in names}
     return found.pop() if len(found) == 1 else None
+
+
+def locale_of_first(first: str) -> str | None:
+    """The first country (of `people_pools`, in order) whose first names hold `first`, accents aside; None if none."""
+    first = plain(first)
+    return next((locale for locale, (firsts, _) in people_pools().items() if first in firsts), None)
 
 
 @cache

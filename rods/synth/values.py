@@ -56,6 +56,7 @@ from rods.synth.people import (
     gender_of,
     gendered_firsts,
     is_person_name,
+    locale_of_first,
     name_shaped,
     people_pools,
     titled,
@@ -523,7 +524,11 @@ class ValueRemapper:
                 if self.like_seed and gendered is None and len(words) > 1:
                     # a recast's person whose gender neither the name lists nor the seed's words tell ("Kwame
                     # Mensah just called. ... he wants"): the first name stays, so whatever the words say of them
-                    # stays true; the family name makes them someone else
+                    # stays true; the family name makes them someone else, of a country the first name is of
+                    # (not 'Hiroshi Bouhuizen')
+                    if locale_of_first(word) in self._people:
+                        locale = locale_of_first(word)
+                        firsts, lasts = self._people[locale]
                     new.append(word)
                     continue
                 new.append(self._named_from(word, gendered or firsts, locale))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rods.synth.people import is_person_name
+from rods.synth.people import gender_of, is_person_name, locale_of_first, people_pools, plain
 
 
 def test_person_names_are_names_and_nouns_are_not():
@@ -69,3 +69,14 @@ def test_a_family_name_written_in_mixed_case_follows_its_rename():
     people = {"Fiona MacLeod": "Leona Fiala", "Rose Webb": "Ana Reyes"}
     assert follow_renames("Alasdair MacLeod", people) == "Alasdair Fiala"
     assert follow_renames("the ROSE garden of Rose Webb, a rose", people) == "the ROSE garden of Ana Reyes, a rose"
+
+
+def test_names_with_accents_are_names_of_their_countries():
+    """The held-out pharmacy: 'Lucía Fernández' was no person (the name lists hold 'Lucia', ASCII), so her recast
+    kept her and failed; a kept first name took a family name of another country ('Lucía Boucsein')."""
+    assert plain("Lucía Fernández") == "Lucia Fernandez" and plain("Zoë") == "Zoe"
+    assert is_person_name("Lucía Fernández") and is_person_name("Zoë Müller")
+    assert gender_of("Lucía") == gender_of("Lucia") == "female"
+    locale = locale_of_first("Lucía")
+    assert locale is not None and "Lucia" in people_pools()[locale][0]
+    assert locale_of_first("Qwzx") is None
