@@ -204,10 +204,16 @@ def follow_renames(text: str, people: dict[str, str]) -> str:
 
     def in_handle(token: str) -> str:
         dotted = "@" in token or "." in token
+        runs = {r.lower() for r in re.findall(r"[A-Za-z]+", token)}
+        present = [(i0, i1) for pairs, i0, i1 in persons if runs & pairs.keys()]  # whose name the token holds
 
         def segment(match: re.Match) -> str:
             run = match.group(0)
             low = run.lower()
+            if len(low) == 1 and dotted:  # the initial of a person the address names: 'd.alvarez' -> 'a.kiviniemi'
+                initial = next((i1 for i0, i1 in present if i0 == low), None)
+                if initial is not None:
+                    return _cased(initial, run)
             for pairs, initial0, initial1 in persons:
                 if low in pairs:
                     return _cased(pairs[low], run)
@@ -250,16 +256,27 @@ _PRONOUNS = {"he": "male", "him": "male", "his": "male", "himself": "male",
              "she": "female", "her": "female", "hers": "female", "herself": "female"}
 
 
+#: Words for a relation that say a person's gender when they stand right before the name ("his sister Efua").
+_RELATIONS = {**dict.fromkeys(("sister", "mother", "mom", "mum", "wife", "daughter", "aunt", "niece", "girlfriend",
+                               "grandmother", "grandma", "granddaughter", "stepmother", "fiancee"), "female"),
+              **dict.fromkeys(("brother", "father", "dad", "husband", "son", "uncle", "nephew", "boyfriend",
+                               "grandfather", "grandpa", "grandson", "stepfather", "fiance"), "male")}
+
+
 def said_gender(name: str, text: str) -> str | None:
-    """"female" or "male" as the messages speak of a person: the first he/she/him/her after a mention of the name
-    (whole, or its first word) in the same sentence, before any other capitalised word that could be someone else
-    ("Keiko Morimoto emailed that she can take the game"); None when no mention says or the mentions disagree.
-    For a first name no name list genders (Keiko, Kwame), so a recast names them as the seed's words speak."""
+    """"female" or "male" as the messages speak of a person: a relation said right before a mention of the name
+    (whole, or its first word: "Kwame's sister Efua", "my father, Hiroshi Tanaka"), or the first he/she/him/her
+    after it in the same sentence, before any other capitalised word that could be someone else ("Keiko Morimoto
+    emailed that she can take the game"); None when no mention says or the mentions disagree. For a first name no
+    name list genders (Keiko, Kwame, Efua), so a recast names them as the seed's words speak."""
     first = titled(name)[1].split()[0] if titled(name)[1].split() else ""
     if not first:
         return None
-    found = set()
+    found, related = set(), set()
     for match in re.finditer(rf"(?<!\w)(?:{re.escape(name)}|{re.escape(first)})(?:'s)?(?!\w)", text):
+        relation = re.search(r"([A-Za-z]+),?\s+$", text[:match.start()])
+        if relation and relation.group(1).lower() in _RELATIONS:  # says more than a pronoun, which may be another's
+            related.add(_RELATIONS[relation.group(1).lower()])
         rest = re.split(r"[.!?;:]", text[match.end():], maxsplit=1)[0]
         for word in re.findall(r"[A-Za-z]+", rest):
             if word.lower() in _PRONOUNS:
@@ -267,6 +284,8 @@ def said_gender(name: str, text: str) -> str | None:
                 break
             if word[:1].isupper() and word not in name.split():
                 break
+    if related:
+        return related.pop() if len(related) == 1 else None
     return found.pop() if len(found) == 1 else None
 
 

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from rods.synth.people import gender_of, is_person_name, locale_of_first, people_pools, plain
+from rods.synth.people import (
+    follow_renames,
+    gender_of,
+    is_person_name,
+    locale_of_first,
+    people_pools,
+    plain,
+    said_gender,
+)
 
 
 def test_person_names_are_names_and_nouns_are_not():
@@ -80,3 +88,16 @@ def test_names_with_accents_are_names_of_their_countries():
     locale = locale_of_first("Lucía")
     assert locale is not None and "Lucia" in people_pools()[locale][0]
     assert locale_of_first("Qwzx") is None
+
+
+def test_a_relation_before_a_name_tells_the_gender_and_an_address_s_initial_follows_the_rename():
+    """The held-out coworking read (draw 2121), both readers: "Kwame Mensah's sister Efua ... She'll take it" was
+    renamed 'Hermanni' (Efua is in no name list, and the 'his' after her name was her brother's); one reader:
+    Diego Alvarez renamed Aaro Kiviniemi kept the email 'd.kiviniemi@...'."""
+    text = "Kwame Mensah's sister Efua is at reception for his post.\nShe'll take all of it, log it under Efua Mensah."
+    assert said_gender("Efua Mensah", text) == "female" and said_gender("Kwame Mensah", text) is None
+    assert said_gender("Hiroshi Tanaka", "collecting for my father, Hiroshi Tanaka, born 1955") == "male"
+    assert said_gender("Ana Reyes", "my sister Ana Reyes and my brother, Ana Reyes") is None  # they disagree
+    renames = {"Diego Alvarez": "Aaro Kiviniemi"}
+    assert follow_renames("d.alvarez@copperleaf.law", renames) == "a.kiviniemi@copperleaf.law"
+    assert follow_renames("d.smith@copperleaf.law", renames) == "d.smith@copperleaf.law"  # somebody else's
