@@ -79,11 +79,11 @@ def copied_values(seed: Task, variant: Task, produced: set[str] = frozenset()) -
 
 def scenery(seed: Task) -> frozenset[str]:
     """JSON texts of the seed's state values its task neither passes nor names: the world a recast keeps as it was
-    (`rods.synth.recast.touched_values`), which is therefore no copy, with the state's numbers the calls pass for
-    another thing (`rods.synth.recast.coincident`); and the seed's dates, which a recast moves all alike by whole
+    (`rods.synth.touched.touched_values`), which is therefore no copy, with the state's numbers the calls pass for
+    another thing (`rods.synth.touched.coincident`); and the seed's dates, which a recast moves all alike by whole
     weeks (a date moved onto another of the seed's is no copy of it)."""
     from rods.synth.mentions import message_text
-    from rods.synth.recast import coincident, said_values, touched_values
+    from rods.synth.touched import coincident, said_values, touched_values
 
     calls = [c for turn in parse_ground_truth(seed) for c in turn]
     said = said_values(calls)

@@ -155,6 +155,11 @@ def plain(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
+def folded(text: str) -> str:
+    """A text as people type it at the quickest: without accents, in lower case ('Lucía' -> 'lucia')."""
+    return plain(text).casefold()
+
+
 @cache
 def _plain_first_names() -> frozenset[str]:
     """`first_names` without their accents: 'Lucía' is a first name whether or not a generator spells it so."""

@@ -73,22 +73,18 @@ from rods.synth.profile import (
     trace_task,
 )
 from rods.synth.recast import (
-    coincident,
     follow_people,
     follow_runs,
     free_shift,
-    handles_of_kept,
     meant_to_fail,
     placed_in_month,
     recast_calls,
     said_texts,
-    said_values,
     seed_dates,
     state_mapping,
-    touched_values,
-    written_in,
 )
 from rods.synth.retelling import retellings
+from rods.synth.touched import coincident, handles_of_kept, said_values, touched_values, written_in
 from rods.synth.values import ValueRemapper, config_values, is_distinctive, leaves, vocabulary_of
 from rods.tasks.model import Task, content_hash
 

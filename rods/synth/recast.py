@@ -21,18 +21,17 @@ words, and changes the world they are about:
   id's digits alone) is not emitted: the variant is rejected
   (``recast:leftover_value``), never written with old and new values mixed.
 
-A recast has its seed's profile by construction (same functions, flows and
-turns) and passes every check a variant passes: execution, coherence, the
-judge and the gate (`rods.synth.pipeline`).
+Which of the seed's values change is `rods.synth.touched`'s to say. A recast
+has its seed's profile by construction (same functions, flows and turns) and
+passes every check a variant passes: execution, coherence, the judge and the
+gate (`rods.synth.pipeline`).
 """
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import json
 import re
-from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
@@ -43,10 +42,10 @@ from rods.synth.dates import as_date
 from rods.synth.executor import Execution, Executor
 from rods.synth.findings import is_empty, reads_what_it_made, tells_nothing
 from rods.synth.mentions import value_key
-from rods.synth.people import follow_renames, is_person_name, plain
+from rods.synth.people import folded, follow_renames, is_person_name, plain
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import Trace, linkable, parse_ground_truth, produced_values, result_value, value_paths
-from rods.synth.value_model import name_of, pieces
+from rods.synth.touched import written_in
 from rods.synth.values import (
     SMALL_INT,
     ValueRemapper,
@@ -54,8 +53,6 @@ from rods.synth.values import (
     is_kept_word,
     is_phrase,
     is_prose,
-    leaves,
-    state_slots,
 )
 from rods.tasks.model import Task
 
@@ -111,139 +108,6 @@ def _source(value: Any, j: int, trace: Trace, produced: list[set]) -> tuple[int,
                      if value_key(v) is not None and isinstance(v, str) == isinstance(value, str) and v == value]
             return (i, paths[0]) if paths else None
     return None
-
-
-def coincident(state: Any, calls: Iterable[ToolCall]) -> frozenset[float]:
-    """Numbers the calls pass by name that the state holds only in fields named unlike every parameter they are
-    passed to (30 gallons to convert, beside a tire of 30 PSI): a recast re-draws them in the calls and the words
-    and leaves the state's as they were; mapped by value, the tire had become 20 PSI beside a tweet that the
-    pressures were optimal."""
-    passed: dict[float, set[str]] = defaultdict(set)
-    for call in calls:
-        for param, value in call.arguments.items():
-            for leaf in leaves([value]):
-                if isinstance(leaf, (int, float)) and not isinstance(leaf, bool):
-                    passed[float(leaf)] |= pieces(param)
-    held: dict[float, list[frozenset[str]]] = defaultdict(list)
-    for path, value in state_slots(state):
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value) in passed:
-            held[float(value)].append(pieces(name_of(path)))
-    return frozenset(n for n, names in held.items() if all(not words & passed[n] for words in names))
-
-
-def said_values(calls: Iterable[ToolCall]) -> list[Any]:
-    """Every scalar the calls pass (positional and keyword, inside lists and records): what a task's calls say."""
-    return [v for c in calls for v in leaves([*c.args, *c.arguments.values()])]
-
-
-def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset[str] = frozenset()) -> frozenset:
-    """The values a recast changes, so that it is another errand: the people, codes and ids (values with digits)
-    its seed's calls pass (`said`) or its messages name (a person by the whole name or one of its words), and the
-    numbers its messages write, wherever the state holds them (`leaves`, map keys too); dates move anyway. A
-    text a person wrote (`is_prose`) is no code for its digits: re-drawn, a tweet of the tires' pressures no
-    longer told the state's.
-    Everything else is the world the errand happens in (a show's title, a berth's note, a boat's name, a stock's
-    averages, a category), which the recast keeps: re-drawn, it made word salad and broke the relations between
-    numbers a reader checks. A number the calls pass that no message writes is worked out (half a price read
-    from the state, a price the agent looks up) or said in words ("double-sided": 2): re-drawn, it no longer
-    matched what it came from. `people`: the names the environment's value model knows for people's (its seeds'
-    tenants named Kwame or Aroha, whom no name generator knows). A handle made of the name of a person the
-    recast keeps stays with that person."""
-    said = [v for v in said if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
-    labels = [v for v in leaves(state) if isinstance(v, str) and not is_prose(v)]
-    named = {_folded(w) for w in re.findall(r"[A-Z][\w'-]{2,}", text)}  # as typed: 'Lucia' names Lucía
-    said_folded = {_folded(v) for v in said if isinstance(v, str)}
-    out = set()
-    for value in [*said, *leaves(state)]:
-        if isinstance(value, bool) or value in out:
-            continue
-        if isinstance(value, str) and value.strip():
-            if is_person_name(value, people):
-                if _folded(value) in said_folded or named & {_folded(w) for w in value.split()}:
-                    out.add(value)
-            elif any(c.isdigit() for c in value) and (value in said or written_in(value, text)) \
-                    and not is_prose(value):  # a post's "Front Left Tire: 32 PSI" tells the state, it is no code
-                out.add(value)
-        elif isinstance(value, (int, float)) and written_in(value, text) and not _compared(value, text) \
-                and not _measures_named(value, text, people) \
-                and (value in said or not any(written_in(value, label) for label in labels)):
-            # a number no call passes that a kept label holds is that label's: "the ibuprofen 800" of a strength
-            # '800 mg', not the stock of 800 metformin tablets the state also holds (re-drawn, "ibuprofen 600")
-            out.add(value)
-    return frozenset(out) - handles_of_kept(state, out, people)
-
-
-#: A name no seed holds, to see whether a value is made of a person's name (it changes with the name).
-_NOBODY = "Zed Quxley"
-
-
-def handles_of_kept(state: Any, touched: set, people: frozenset[str]) -> set:
-    """The touched values made of the name of a person the state holds and the recast keeps (a ticket username
-    'mthompson' of the cardholder Michael Thompson): re-drawn alone, 'mzhang' stood beside Michael Thompson."""
-    kept = {v for v in leaves(state) if isinstance(v, str) and v not in touched and is_person_name(v, people)}
-    return {v for v in touched if isinstance(v, str) and not is_person_name(v, people)
-            and any(follow_renames(v, {person: _NOBODY}) != v for person in kept)}
-
-
-#: Words that make a number a condition on the state ("if any tire is under 35 PSI"), not a value of the errand.
-_COMPARISONS = r"(?:under|over|below|above|less than|more than|fewer than|at least|at most|exceeds?|beyond)"
-
-
-def _compared(value: int | float, text: str) -> bool:
-    """Whether the messages write the number only as a threshold ("under 35 PSI", "more than 10 items"): its
-    relation to the state's values is the errand, and a new number would break it (the tires were no longer
-    under it)."""
-    number = _number_pattern(value)
-    flat = _numbers_text(text).lower()
-    every = len(re.findall(number, flat))
-    compared = len(re.findall(rf"{_COMPARISONS}\s+(?:\$|£|€)?{number}", flat))
-    return every > 0 and compared == every
-
-
-#: Calendar words, which name no thing that has a measure ("Thursday November 5").
-_CALENDAR = frozenset(m.lower() for m in [*calendar.month_name[1:], *calendar.day_name])
-
-
-def _measures_named(value: int | float, text: str, people: frozenset[str]) -> bool:
-    """Whether the messages write the number only as a measure of a thing they name by a proper name, right after
-    it ("a Ford Fiesta, 4.1 m", "the Swift Escape is 7.2 metres"): the name is the world's, kept, and the number
-    is what that thing measures; re-drawn, a Fiesta became 5.0 m long. Not a person's ("Ana Reyes, 3 bags" is
-    her errand) nor a date's."""
-    number = _number_pattern(value)
-    name = r"((?:[A-Z][a-z][\w'-]*\s+)+[A-Z][\w'-]*)"
-    flat = _numbers_text(text)
-    every = re.findall(number, flat)
-    named = [m.group(1) for m in re.finditer(rf"{name}(?::|\s+is|\s+was|\s+-)?\s+(?:about\s+)?{number}", flat)
-             if not is_person_name(m.group(1), people) and not _CALENDAR & set(m.group(1).lower().split())]
-    return bool(every) and len(named) == len(every)
-
-
-def written_in(value: Any, text: str) -> bool:
-    """Whether the messages write a value: a text as a whole word or words (any case), a number as its digits
-    (thousands' commas aside), not as part of another number ("3" is not in "3.5" nor in "130"); a record or a
-    flag is no written value (a list of passengers as objects)."""
-    if isinstance(value, str):
-        return re.search(rf"(?<!\w){re.escape(value.lower())}(?!\w)", text.lower()) is not None
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return False
-    return re.search(_number_pattern(value), _numbers_text(text)) is not None
-
-
-def _number_pattern(value: int | float) -> str:
-    """A number as the messages write it, whole: 3 (of 3.0) not inside 3.5 nor 130."""
-    written = str(int(value)) if float(value).is_integer() else str(value)
-    return rf"(?<![\w.,]){re.escape(written)}(?![\w]|[.,]\d)"
-
-
-#: Dates and times as digits ('1955-01-30', '01/30/1955', '10:30'), whose parts are no numbers the words give.
-_DIGIT_DATES = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b\d{1,2}:\d{2}\b")
-
-
-def _numbers_text(text: str) -> str:
-    """The messages as numbers are read in them: dates and times blanked, thousands' commas dropped. The 30 of a
-    date of birth '1955-01-30' had re-drawn every 30 of a pharmacy's state: a 30-day supply of 60 tablets taken
-    twice daily became 24 days."""
-    return _DIGIT_DATES.sub(" ", text).replace(",", "")
 
 
 def follow_runs(seed_config: Any, config: Any) -> Any:
@@ -377,20 +241,15 @@ def recast_calls(trace: Trace, remapper: ValueRemapper, state: dict[tuple[str, A
     return calls
 
 
-def _folded(text: str) -> str:
-    """A text as people type it at the quickest: without accents, in lower case ('Lucía' -> 'lucia')."""
-    return plain(text).casefold()
-
-
 def typed_as(value: Any, state: dict[tuple[str, Any], Any]) -> str | None:
     """A value a call passes that is a state's text typed otherwise (without its accents, in lower case: a clerk's
     find_patient(name='Lucia Fernandez') of 'Lucía Fernández'): the state's new text typed the same way; None when
     no state text is typed so. Mapped as a value of its own, the clerk searched for somebody nobody knew."""
     if not isinstance(value, str) or len(value) < 3:
         return None
-    folded = _folded(value)
+    typed = folded(value)
     for (kind, old), new in state.items():
-        if kind == "s" and isinstance(old, str) and isinstance(new, str) and old != value and _folded(old) == folded:
+        if kind == "s" and isinstance(old, str) and isinstance(new, str) and old != value and folded(old) == typed:
             if plain(value) == value:  # typed without accents: the new name is too
                 new = plain(new)
             return new.lower() if value.islower() else new.upper() if value.isupper() else new

@@ -324,12 +324,12 @@ class ValueRemapper:
         #: A recast's draws (`rods.synth.recast`), which keep its seed's words true: first names of the seed's
         #: person's gender ("she"), numbers as round as the seed's ("a £50 voucher"). Its own stream, drawn last.
         self.like_seed = False
-        #: A recast's values of its task (`rods.synth.recast.touched_values`), or None: with it set, every other
+        #: A recast's values of its task (`rods.synth.touched.touched_values`), or None: with it set, every other
         #: value of the state (a berth's note, a boat's name, a stock's averages) stays as the seed had it; only
         #: dates move with the rest, so their relations hold.
         self.touched: frozenset | None = None
         #: A recast's numbers the calls pass for another thing than the state's fields that hold them
-        #: (`rods.synth.recast.coincident`): the state keeps them, the calls re-draw them.
+        #: (`rods.synth.touched.coincident`): the state keeps them, the calls re-draw them.
         self.coincident: frozenset[float] = frozenset()
         #: A recast's first names -> the gender its seed's messages speak of them with (`people.said_gender`), for
         #: first names no name list genders.

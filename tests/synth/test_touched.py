@@ -1,0 +1,56 @@
+"""What of a seed a recast changes (rods.synth.touched): the errand's values change, the world's stay.
+
+Each case is one a blind read found, named in its docstring; the populations of every example environment in
+tests/synth/test_recast.py hold every recast to the same split.
+"""
+
+from __future__ import annotations
+
+from rods.synth.touched import handles_of_kept, touched_values, written_in
+
+
+def test_a_measure_of_a_thing_the_words_name_stays_with_it():
+    """The ferry read of draw 1616: "the wee car instead: Ford Fiesta, 4.1 m" came back as a Fiesta of 5.0 m. A
+    number written right after a proper name the recast keeps measures that thing and stays; the same number
+    given on its own, after a person's name or after a date is the errand's and changes."""
+    said = ["FB64105", 4.1, 7.2]
+    state = {"bookings": {"FB64105": {"lead": "Ana Reyes", "vehicles": []}}}
+    text = "We'll bring the wee car: Ford Fiesta, 4.1 m. The Swift Escape is 7.2 metres long. Ref FB64105."
+    assert touched_values(state, said, text) == {"FB64105"}
+    assert touched_values(state, said, "a car of 4.1 m and a motorhome, Swift Escape, 7.2 m") == {"FB64105", 4.1}
+    assert 4.1 in touched_values(state, said, "Ana Reyes, 4.1 m of luggage, and the Swift Escape, 7.2 m")
+    assert 7.2 in touched_values(state, said, "on Thursday November 7.2 of the Swift Escape")
+
+
+def test_numbers_of_dates_and_of_kept_labels_are_not_the_errand_s():
+    """The held-out pharmacy's read (whole states, two readers): a date of birth '1955-01-30' made every 30 of the
+    state "written", so a 30-day supply of 60 tablets taken twice daily became 24 days; "the ibuprofen 800" of a
+    strength '800 mg' re-drew the 800 tablets of metformin in stock and the words said "ibuprofen 600"."""
+    state = {"rx": {"R1": {"quantity": 60, "days_supply": 30}},
+             "meds": {"M1": {"strength": "800 mg", "stock": 800}, "M2": {"stock": 45}}}
+    assert not touched_values(state, [], "my father, date of birth 1955-01-30, at 10:30")
+    assert touched_values(state, [], "a 30-day supply, please") == {30}
+    assert 800 not in touched_values(state, [2], "put 2 packs of the ibuprofen 800 on order")
+    assert touched_values(state, [800], "order 800 tablets of the ibuprofen 800") == {800}  # the call's number
+    assert touched_values(state, [], "we have 45 left?") == {45}
+
+
+def test_a_handle_made_of_a_kept_person_s_name_stays_with_that_person():
+    """The BFCL read of draw 1515 (both readers): the ticket username 'mthompson' of the cardholder Michael Thompson,
+    re-drawn alone as 'mzhang'. A touched value made of the name of a person the recast keeps is not touched; one
+    of a person it renames is."""
+    state = {"cards": {"card_4893": {"cardholder_name": "Michael Thompson"}}, "tickets": {"owner": "Ana Reyes"}}
+    said = ["card_4893", "mthompson85", "areyes7", "token_abc123"]
+    text = "I am Ana Reyes. My ticket username is 'mthompson85', my old one 'areyes7', card 'card_4893'."
+    touched = touched_values(state, said, text)
+    assert "Ana Reyes" in touched and "areyes7" in touched  # Ana is the errand's: her handle moves with her
+    assert "mthompson85" not in touched and "card_4893" in touched
+    assert handles_of_kept(state, {"mthompson", "card_4893"}, frozenset()) == {"mthompson"}
+
+
+def test_a_list_of_records_passed_by_a_call_is_no_written_value():
+    """A ferry booking's passengers passed as a list of objects crashed the recast of a held-out domain's seeds
+    (`written_in` of a dict); a record or a flag is never a value the words write."""
+    text = "Book 2 adults and a child, Ana and Ben Reyes and little Cal, 3 seats"
+    assert not written_in({"name": "Ana Reyes", "type": "adult"}, text)
+    assert not written_in(True, text) and written_in(3, text) and written_in("Ana", text)
