@@ -63,6 +63,9 @@ from rods.tasks.model import Provenance, Task, content_hash
 
 #: Counterparts a counterpart recast runs before it gives up (`Pipeline._counterpart`).
 COUNTERPARTS_TRIED = 3
+#: Draws of a recast's world before it gives up, where the environment refuses a draw's values when run
+#: (`Pipeline._recast`); any other rejection is final.
+RECAST_TRIES = 3
 
 logger = logging.getLogger(__name__)
 
@@ -305,13 +308,17 @@ class Pipeline:
         where the recast came out as its seed (nothing of the seed's own could change), which `_variant`
         re-plans and which is no recast tried."""
         stats.strategies["recast"] += 1
-        try:
-            return self._recast_checked(seed, index, rng, stats)
-        except Rejected as rej:
-            if rej.reason == "unchanged":
-                stats.strategies["recast"] -= 1  # not tried: there was nothing to recast
-                return None
-            raise Rejected(rej.reason if rej.reason.startswith("recast:") else f"recast:{rej.reason}") from None
+        for attempt in range(1, RECAST_TRIES + 1):
+            try:
+                return self._recast_checked(seed, index, rng, stats)
+            except Rejected as rej:
+                if rej.reason == "unchanged":
+                    stats.strategies["recast"] -= 1  # not tried: there was nothing to recast
+                    return None
+                if rej.reason.startswith("execution:") and attempt < RECAST_TRIES:
+                    continue  # the environment refused the values drawn (a party of 40 in a room for 24): draw again
+                raise Rejected(rej.reason if rej.reason.startswith("recast:") else f"recast:{rej.reason}") from None
+        raise AssertionError("unreachable")
 
     def _recast_checked(self, seed: Task, index: int, rng: random.Random, stats: SynthStats) -> Task:
         planner = self.planner_for(seed.environment)

@@ -620,3 +620,53 @@ def test_a_number_written_as_a_threshold_stays_and_a_quoted_username_follows_its
     said = "Post it from my account with username 'john' and password 'john1234'."
     mentions = Mentions.of([("john", "michael_t"), ("john1234", "john1141")], {}, words, said)
     assert mentions.apply(said)[0] == "Post it from my account with username 'michael_t' and password 'john1141'."
+
+
+CELLAR = textwrap.dedent('''
+    from rods.envs import tool
+
+    class Cellar:
+        """A restaurant's private room, for 10 to 24 guests."""
+
+        def __init__(self, events: dict | None = None):
+            self.events = events or {}
+
+        @tool("write")
+        def book_event(self, host: str, covers: int) -> dict:
+            """Book the private room for a party."""
+            if not 10 <= covers <= 24:
+                raise ValueError(f"The room takes 10 to 24 guests; {covers} does not fit.")
+            event_id = f"EV-{301 + len(self.events)}"
+            self.events[event_id] = {"host": host, "covers": covers}
+            return {"event_id": event_id, "covers": covers}
+''')
+
+
+def test_a_recast_the_environment_refuses_is_drawn_again(tmp_path):
+    """The held-out restaurant (draw 2222): "There'll be 20 of us" drawn as 40 in a room for 10 to 24 failed both
+    variants of the seed. A draw the environment refuses when run is drawn again (`RECAST_TRIES`); a seed whose
+    draws the room always refuses still fails, counted as its refusal."""
+    from rods.synth.pipeline import RECAST_TRIES
+
+    (tmp_path / "rc_cellar.py").write_text(CELLAR)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        def seed(covers: int) -> Task:
+            return Task.model_validate({
+                "id": f"cellar-{covers}", "category": "base", "environment": "rc_cellar:Cellar",
+                "question": [[{"role": "user", "content": f"Book the room for Henrik Lindqvist, {covers} of us."}]],
+                "ground_truth": [[f"book_event(host='Henrik Lindqvist', covers={covers})"]],
+                "initial_config": {"rc_cellar:Cellar": {"events": {"EV-300": {"host": "Ana Reyes", "covers": 12}}}}})
+
+        pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=12, workers=1, seed=3, recast=1.0))
+        accepted = pipeline([seed(20)])
+        report = pipeline.report()
+        assert RECAST_TRIES > 1 and report["attempts"]["execute"] > report["strategies"]["recast"]["tried"]
+        assert len(accepted) >= 9, report["rejections"]  # one draw each: 4 of 12 (only 10 of 10 or 30 fits)
+        assert report["rejections"].get("recast:execution:book_event", 0) == 12 - len(accepted)
+        for variant in accepted:
+            covers = parse_ground_truth(variant)[0][0].arguments["covers"]
+            assert 10 <= covers <= 24 and covers != 20 and f"{covers} of us" in variant.question[0][0].content
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("rc_cellar", None)
