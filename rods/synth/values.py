@@ -643,12 +643,15 @@ class ValueRemapper:
             if run not in self.digits:
                 # the first digit of a longer run stays (an area code's, a card's issuer's, a floor's), a house
                 # number's is drawn; one digit is an ordinal more often than not (a quarter, a term, a file's
-                # number): it stays small ('Quarter1_Reports' came out as 'Quarter6_Reports')
+                # number): it stays small ('Quarter1_Reports' came out as 'Quarter6_Reports'); a run led by a
+                # trunk zero keeps its next digit too (a UK mobile's '07911' came out as '06...')
+                kept = run[:2] if run[0] == "0" and len(run) >= 4 else ""
                 first = run[0] if len(run) >= 3 else "1234" if len(run) == 1 else "123456789"
                 taken = {run, *self.digits.values()}
                 for attempt in range(100):
                     pool = first if attempt < 50 else "123456789"  # 1-4 all taken: any digit
-                    new = self.rng.choice(pool) + "".join(self.rng.choice("0123456789") for _ in run[1:])
+                    head = kept or self.rng.choice(pool)
+                    new = head + "".join(self.rng.choice("0123456789") for _ in run[len(head):])
                     if new not in taken:
                         break
                 self.digits[run] = new
