@@ -62,7 +62,8 @@ def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset
     tenants named Kwame or Aroha, whom no name generator knows). A handle made of the name of a person the
     recast keeps stays with that person."""
     said = [v for v in said if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
-    labels = [v for v in leaves(state) if isinstance(v, str) and not is_prose(v)]
+    texts = [v for v in leaves(state) if isinstance(v, str)]
+    labels = [v for v in texts if not is_prose(v)]
     named = {folded(w) for w in re.findall(r"[A-Z][\w'-]{2,}", text)}  # as typed: 'Lucia' names Lucía
     said_folded = {folded(v) for v in said if isinstance(v, str)}
     out = set()
@@ -73,7 +74,7 @@ def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset
             if is_person_name(value, people):
                 if folded(value) in said_folded or named & {folded(w) for w in value.split()}:
                     out.add(value)
-            elif any(c.isdigit() for c in value) and (value in said or written_in(value, text)) \
+            elif _has_code_digits(value, texts) and (value in said or written_in(value, text)) \
                     and not is_prose(value):  # a post's "Front Left Tire: 32 PSI" tells the state, it is no code
                 out.add(value)
         elif isinstance(value, (int, float)) and written_in(value, text) and not _compared(value, text) \
@@ -83,6 +84,19 @@ def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset
             # '800 mg', not the stock of 800 metformin tablets the state also holds (re-drawn, "ibuprofen 600")
             out.add(value)
     return frozenset(out) - handles_of_kept(state, out, people)
+
+
+#: A year standing alone in a text ('Spring2023Draft.txt', 'notes_2024'): the world's time, not a code's digits.
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
+
+
+def _has_code_digits(value: str, texts: list[str]) -> bool:
+    """Whether a text holds digits other than a year that the state's other `texts` also name: a code, an id, a
+    phone number, a year nothing else tells. A name whose only number is such a year is the world's: re-drawn a year
+    away, 'Spring2023Draft.txt' of notes for spring 2023 became 'Spring2022Draft.txt', and an
+    'ArchivedFinalReport2024.txt' of a 2024 report '...2023' (two BFCL reads)."""
+    told = {year for text in texts if text != value and value not in text for year in _YEAR.findall(text)}
+    return any(c.isdigit() for c in _YEAR.sub(lambda m: "" if m.group(0) in told else m.group(0), value))
 
 
 #: A name no seed holds, to see whether a value is made of a person's name (it changes with the name).

@@ -54,3 +54,14 @@ def test_a_list_of_records_passed_by_a_call_is_no_written_value():
     text = "Book 2 adults and a child, Ana and Ben Reyes and little Cal, 3 seats"
     assert not written_in({"name": "Ana Reyes", "type": "adult"}, text)
     assert not written_in(True, text) and written_in(3, text) and written_in("Ana", text)
+
+
+def test_a_name_whose_only_number_is_a_year_is_no_code():
+    """BFCL reads of draws 1818 and 2323: 'ArchivedFinalReport2024.txt' of a 2024 report and 'Spring2023Draft.txt'
+    of notes for spring 2023 were re-drawn a year away. A text whose only digits are a year another text of the
+    state tells is the world's; a year nothing else tells ('notes_2024.txt') and any other digits are a code's."""
+    state = {"files": {"Spring2023Draft.txt": {"content": "Notes for spring 2023, the first draft."},
+                       "Q3_report_118.txt": {"content": ""}, "notes_2024.txt": {"content": "Ideas."}}}
+    said = ["Spring2023Draft.txt", "Q3_report_118.txt", "INV-2023-0042", "notes_2024.txt"]
+    assert touched_values(state, said, "open 'Spring2023Draft.txt'") == {"Q3_report_118.txt", "INV-2023-0042",
+                                                                         "notes_2024.txt"}
