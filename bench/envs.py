@@ -58,7 +58,7 @@ from rods.synth.initial_config import materialize_config
 from rods.synth.pipeline import Pipeline
 from rods.synth.profile import profile_of, trace_task
 from rods.synth.settings import SynthConfig
-from rods.synth.values import config_shape
+from rods.synth.value_kinds import config_shape
 from rods.tasks import CATEGORIES, Task, load_split, read_tasks
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any
 from rods.envs.domains import domain_of
 from rods.envs.schemas import function_docs as schema_docs
 from rods.synth.declared import class_source
+from rods.synth.value_kinds import field_values, is_filler, is_phrase, is_prose, leaves
 from rods.synth.value_model import ValueModel
-from rods.synth.values import field_values, is_filler, is_phrase, is_prose, leaves
 from rods.tasks.model import Task
 
 if TYPE_CHECKING:

@@ -61,7 +61,8 @@ from rods.synth.parameters import (
 )
 from rods.synth.people import is_person_name
 from rods.synth.profile import linkable, result_value, value_paths
-from rods.synth.values import ValueRemapper, is_distinctive, role_of
+from rods.synth.value_kinds import is_distinctive, role_of
+from rods.synth.values import ValueRemapper
 
 if TYPE_CHECKING:
     from rods.synth.value_model import Slot

@@ -25,7 +25,7 @@ import random
 from rods.synth.executor import Execution
 from rods.synth.plan import Plan
 from rods.synth.profile import ComplexityProfile
-from rods.synth.values import is_distinctive
+from rods.synth.value_kinds import is_distinctive
 from rods.tasks.model import Task
 
 KINDS = ("miss_func", "miss_param")

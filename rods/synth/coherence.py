@@ -76,7 +76,7 @@ from rods.envs.contract import environment_for
 from rods.envs.domains import domain_of
 from rods.synth.parameters import name_words
 from rods.synth.profile import Trace, linkable, produced_values, result_value, trace_task, value_paths
-from rods.synth.values import is_distinctive, vocabulary_of
+from rods.synth.value_kinds import is_distinctive, vocabulary_of
 from rods.tasks.model import Task, content_hash
 
 KINDS = ("degenerate_value", "precision", "id_as_name", "role_mismatch_flow", "superfluous_write",

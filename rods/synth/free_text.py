@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rods.envs.contract import RolloutEnvironment, environment_for
-from rods.synth.values import ValueRemapper, is_distinctive
+from rods.synth.value_kinds import is_distinctive
+from rods.synth.values import ValueRemapper
 from rods.tasks.model import Task
 
 #: A quoted string ('' and \" escapes) or a number not glued to a word, a dot or a digit run.

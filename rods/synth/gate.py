@@ -35,7 +35,7 @@ from rods.synth.profile import (
     trace_task,
     value_paths,
 )
-from rods.synth.values import config_values, is_distinctive, leaves, vocabulary_of
+from rods.synth.value_kinds import config_values, is_distinctive, leaves, vocabulary_of
 from rods.tasks import Task, content_hash
 
 logger = logging.getLogger(__name__)

@@ -42,7 +42,7 @@ from rods.synth.coherence import Coherence
 from rods.synth.executor import Execution
 from rods.synth.leak import leaks
 from rods.synth.profile import result_value, trace_task, value_paths
-from rods.synth.values import is_distinctive, leaves, vocabulary_of
+from rods.synth.value_kinds import is_distinctive, leaves, vocabulary_of
 from rods.tasks.model import Task
 
 QUERY_CRITERIA = ("intent", "values", "natural")

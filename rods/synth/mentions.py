@@ -25,7 +25,7 @@ from rods.llm.outcomes import plural
 from rods.synth.dates import as_date
 from rods.synth.gate import Rejected
 from rods.synth.people import titled
-from rods.synth.values import is_distinctive
+from rods.synth.value_kinds import is_distinctive
 
 
 def quoted_in(value: str, text: str) -> bool:

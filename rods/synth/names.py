@@ -25,8 +25,8 @@ from rods.envs.calls import ToolCall
 from rods.synth.dates import as_date
 from rods.synth.mentions import quoted_in
 from rods.synth.people import is_person_name
+from rods.synth.value_kinds import is_distinctive, leaves
 from rods.synth.value_model import ValueModel
-from rods.synth.values import is_distinctive, leaves
 
 #: A name without spaces: a file, a folder, a tag, a handle ('summary.txt', 'Documents', 'tech_guru').
 NAME = re.compile(r"[A-Za-z][A-Za-z_.-]{2,40}")

@@ -38,7 +38,7 @@ from rods.synth.api_graph import describe, function_docs
 from rods.synth.judge import content_words
 from rods.synth.leak import leaks
 from rods.synth.profile import parse_ground_truth
-from rods.synth.values import leaves
+from rods.synth.value_kinds import leaves
 from rods.tasks.model import Task
 
 #: A sentence that asks for something even without a value in it.

@@ -85,7 +85,8 @@ from rods.synth.recast import (
 )
 from rods.synth.retelling import retellings
 from rods.synth.touched import coincident, handles_of_kept, said_values, touched_values, written_in
-from rods.synth.values import ValueRemapper, config_values, is_distinctive, leaves, vocabulary_of
+from rods.synth.value_kinds import config_values, is_distinctive, leaves, vocabulary_of
+from rods.synth.values import ValueRemapper
 from rods.tasks.model import Task, content_hash
 
 logger = logging.getLogger(__name__)

@@ -26,7 +26,7 @@ from rods.envs.domain import standard_error
 from rods.envs.domains import domain_of
 from rods.envs.state import walk
 from rods.synth import state
-from rods.synth.values import SMALL_INT
+from rods.synth.value_kinds import SMALL_INT
 from rods.tasks.model import Task
 
 
@@ -121,7 +121,7 @@ def environment_made(task: Task) -> frozenset:
     ids a class assigns on loading); those names come from the simulator, so a
     variant keeps them as they are (`Domain.makes_own_values`).
     """
-    from rods.synth.values import leaves
+    from rods.synth.value_kinds import leaves
 
     env = environment_for(task)
     if all(state.is_delta(c) for c in env.involved_classes):

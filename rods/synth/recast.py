@@ -46,14 +46,8 @@ from rods.synth.people import folded, follow_renames, is_person_name, plain
 from rods.synth.plan import Plan, PlannedCall
 from rods.synth.profile import Trace, linkable, parse_ground_truth, produced_values, result_value, value_paths
 from rods.synth.touched import written_in
-from rods.synth.values import (
-    SMALL_INT,
-    ValueRemapper,
-    is_distinctive,
-    is_kept_word,
-    is_phrase,
-    is_prose,
-)
+from rods.synth.value_kinds import SMALL_INT, is_distinctive, is_kept_word, is_phrase, is_prose
+from rods.synth.values import ValueRemapper
 from rods.tasks.model import Task
 
 Scalar = str | int | float

@@ -55,7 +55,7 @@ from rods.synth.profile import (
     walk,
 )
 from rods.synth.retelling import retelling
-from rods.synth.values import is_distinctive
+from rods.synth.value_kinds import is_distinctive
 
 #: Argument draws per function; candidates of one function kept for backtracking; trial calls per run.
 TRIALS_PER_FUNCTION = 8

@@ -49,7 +49,7 @@ from rods.synth.phrasings import Phrasing
 from rods.synth.plan import Plan
 from rods.synth.profile import result_value
 from rods.synth.retelling import retold_shape
-from rods.synth.values import leaves
+from rods.synth.value_kinds import leaves
 from rods.tasks.model import Task
 
 #: Longest query a reply may hold (characters): the template backend's longest turns

@@ -21,8 +21,8 @@ from typing import Any
 
 from rods.envs.calls import ToolCall
 from rods.synth.people import folded, follow_renames, is_person_name
+from rods.synth.value_kinds import is_prose, leaves, state_slots
 from rods.synth.value_model import name_of, pieces
-from rods.synth.values import is_prose, leaves, state_slots
 
 
 def coincident(state: Any, calls: Iterable[ToolCall]) -> frozenset[float]:

@@ -20,7 +20,7 @@ the environment says about itself:
   that field and takes its kind and members (`room_type` <-> `rooms/*/type`).
 
 Slots are named by path: a state field `owner/attr/*/field` (a map's records
-are `*`, a list's items `[]`, a map's keys `.../#key`: `rods.synth.values.state_slots`),
+are `*`, a list's items `[]`, a map's keys `.../#key`: `rods.synth.value_kinds.state_slots`),
 a parameter `function.param`. Users: the remapper (`rods.synth.values`:
 categories kept, people and companies renamed as such, dates moved together),
 the argument proposer (a category value from its set, a day near today, a
@@ -43,7 +43,7 @@ from rods.synth.dates import as_date, days_between, is_day_number
 from rods.synth.declared import declared_sets
 from rods.synth.people import company_shaped, has_thing_word, is_person_name, name_shaped
 from rods.synth.profile import parse_ground_truth
-from rods.synth.values import is_prose, role_of, state_slots
+from rods.synth.value_kinds import is_prose, role_of, state_slots
 
 #: Name pieces of a field, or of the map holding its record, whose names are companies' (`suppliers/*/name`).
 COMPANY_WORDS = frozenset({"company", "companies", "organisation", "organization", "organizations", "employer", "firm",
@@ -353,7 +353,7 @@ def _fixed_dates(tasks: list[Any]) -> frozenset[str]:
 def _id_letters(values: Iterable[Any]) -> frozenset[str]:
     """Capital letters (three to six) that open two or more distinct ids ('STU' of STU-40263 and STU-40311, 'ORD'
     of ORD8812): the kind of record an id names, which a new id of that kind keeps (two letters are kept anyway,
-    `rods.synth.values.is_kept_word`)."""
+    `rods.synth.value_kinds.is_kept_word`)."""
     opened: dict[str, set[str]] = defaultdict(set)
     for value in values:
         match = re.match(r"([A-Z]{3,6})(?=[-_]?\d)", value) if isinstance(value, str) else None

@@ -21,7 +21,8 @@ from rods.synth.leak import leaks, query_leak
 from rods.synth.pipeline import Pipeline
 from rods.synth.profile import profile_of
 from rods.synth.settings import SynthConfig
-from rods.synth.values import ValueRemapper, vocabulary_of
+from rods.synth.value_kinds import vocabulary_of
+from rods.synth.values import ValueRemapper
 from rods.tasks import Task, content_hash
 
 ENVS = ("synth_envs:Journal", "synth_envs:Shop", "synth_envs:Bank")

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from rods.envs.environment import ToolEnvironment
 from rods.synth.arguments import ArgumentProposer, like, near, result_fields
-from rods.synth.values import ValueRemapper, vocabulary_of
+from rods.synth.value_kinds import vocabulary_of
+from rods.synth.values import ValueRemapper
 from rods.tasks.bfcl import API_CLASSES
 
 BFCL_WORDS = vocabulary_of("bfcl")

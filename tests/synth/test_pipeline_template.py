@@ -23,7 +23,7 @@ from rods.synth.profile import (
     value_paths,
 )
 from rods.synth.settings import SynthConfig
-from rods.synth.values import config_values, field_values, is_distinctive, is_phrase, is_prose, vocabulary_of
+from rods.synth.value_kinds import config_values, field_values, is_distinctive, is_phrase, is_prose, vocabulary_of
 from rods.tasks import content_hash
 
 pytestmark = [pytest.mark.slow, POPULATION]  # synthesis over every category's seeds: `make test` runs it

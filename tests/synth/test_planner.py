@@ -268,7 +268,7 @@ def test_a_value_the_seed_names_twice_is_named_twice_in_its_variants(seeds_by_ca
     from rods.envs.calls import ToolCall, parse_calls
     from rods.llm import make_backend
     from rods.synth.planner import echoes
-    from rods.synth.values import vocabulary_of
+    from rods.synth.value_kinds import vocabulary_of
 
     calls = [ToolCall("cd", {"folder": "documents"}), ToolCall("tail", {"file_name": "report.txt", "lines": 1}),
              ToolCall("diff", {"file_name1": "report.txt", "file_name2": "summary.txt"})]

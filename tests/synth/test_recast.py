@@ -35,7 +35,7 @@ from rods.synth.recast import (
 )
 from rods.synth.settings import SynthConfig
 from rods.synth.touched import coincident, said_values, touched_values
-from rods.synth.values import is_distinctive, leaves, vocabulary_of
+from rods.synth.value_kinds import is_distinctive, leaves, vocabulary_of
 from rods.tasks import Task, load_split, read_tasks, write_tasks
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -612,7 +612,7 @@ def test_a_number_written_as_a_threshold_stays_and_a_quoted_username_follows_its
     number of 35 elsewhere made 35 a value of the task); a user who logs in as 'john' named the account's new
     username in the call while the words still said 'john' (a word the environment's vocabulary holds)."""
     from rods.synth.mentions import Mentions
-    from rods.synth.values import vocabulary_of
+    from rods.synth.value_kinds import vocabulary_of
 
     text = "If any tire pressure is under 35 PSI, find a shop. Also move my 35 photos."
     assert touched_values({"humidity": 35.0}, [], "If any tire pressure is under 35 PSI, find a shop.") == frozenset()

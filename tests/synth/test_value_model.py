@@ -23,8 +23,9 @@ from rods.synth.people import is_person_name
 from rods.synth.pipeline import Pipeline
 from rods.synth.profile import trace_task
 from rods.synth.settings import SynthConfig
+from rods.synth.value_kinds import vocabulary_of
 from rods.synth.value_model import ValueModel, slot_paths
-from rods.synth.values import ValueRemapper, vocabulary_of
+from rods.synth.values import ValueRemapper
 from rods.tasks import Task, read_tasks
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

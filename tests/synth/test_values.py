@@ -6,7 +6,8 @@ import re
 from rods.envs.vocabulary import NOUNS
 from rods.synth.api_graph import reference_graph
 from rods.synth.people import first_names, is_person_name
-from rods.synth.values import ValueRemapper, is_distinctive, is_filler, is_kept_word, is_prose, leaves, vocabulary_of
+from rods.synth.value_kinds import is_distinctive, is_filler, is_kept_word, is_prose, leaves, vocabulary_of
+from rods.synth.values import ValueRemapper
 
 BFCL_WORDS = vocabulary_of("bfcl")
 
