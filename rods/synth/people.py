@@ -24,7 +24,16 @@ from rods.envs.vocabulary import NAMES, NOUNS
 
 #: Faker locales whose people synthesis names (Latin script).
 PEOPLE_LOCALES = ("en_US", "en_GB", "de_DE", "fr_FR", "es_ES", "it_IT", "pt_BR", "nl_NL", "sv_SE", "pl_PL",
-                  "tr_TR", "en_IN", "da_DK", "fi_FI", "cs_CZ", "en_NG")
+                  "tr_TR", "en_IN", "da_DK", "fi_FI", "cs_CZ", "en_NG", "ja_JP", "zh_CN")
+
+
+def _name_lists(provider: type) -> tuple[str, str]:
+    """The attributes of a person provider that hold its first and family names in Latin letters: the romanized ones
+    where it has them (Japanese, Chinese: a Hiroshi kept his first name and took a Nigerian family name, as no
+    Latin list held one of his country's)."""
+    if getattr(provider, "first_romanized_names", None):
+        return "first_romanized_names", "last_romanized_names"
+    return "first_names", "last_names"
 
 
 #: The fewest names of each kind a locale must have to name people: Polish family names sit under
@@ -42,7 +51,7 @@ def people_pools() -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
         provider = importlib.import_module(f"{persons.__name__}.{locale}").Provider
         firsts, lasts = (tuple(sorted({n for attr in (kind, f"{kind}_male", f"{kind}_female")
                                        for n in getattr(provider, attr, ()) if re.fullmatch(r"[A-Z][a-z]{2,11}", n)}))
-                         for kind in ("first_names", "last_names"))
+                         for kind in _name_lists(provider))
         if len(firsts) >= MIN_NAMES and len(lasts) >= MIN_NAMES:  # not a base provider's placeholder ('Doe')
             out[locale] = (firsts, lasts)
     return out
@@ -55,7 +64,7 @@ def gendered_firsts() -> dict[str, dict[str, tuple[str, ...]]]:
     out: dict[str, dict[str, tuple[str, ...]]] = {}
     for locale in people_pools():
         provider = importlib.import_module(f"{persons.__name__}.{locale}").Provider
-        out[locale] = {gender: tuple(sorted(n for n in getattr(provider, f"first_names_{gender}", ())
+        out[locale] = {gender: tuple(sorted(n for n in getattr(provider, f"{_name_lists(provider)[0]}_{gender}", ())
                                             if re.fullmatch(r"[A-Z][a-z]{2,11}", n)))
                        for gender in ("female", "male")}
     return out

@@ -118,7 +118,9 @@ class ValueRemapper:
             random.Random(f"{rng.random()}").shuffle(pool)
         # people of many countries (Faker's names), each named within one country's names
         pools = people_pools()
-        self._locales = sorted(pools)
+        # the countries names are drawn from in turn: those whose lists tell a first name's gender (a Chinese list
+        # of romanized first names does not); the others name only someone whose kept first name is theirs
+        self._locales = sorted(loc for loc in pools if all(gendered_firsts()[loc].values()))
         side.shuffle(self._locales)
         self._people = {locale: (side.sample(firsts, len(firsts)), side.sample(lasts, len(lasts)))
                         for locale, (firsts, lasts) in pools.items()}
@@ -315,8 +317,10 @@ class ValueRemapper:
             self.texts[text] = f"{title} {self.person(name)}"
             return self.texts[text]
         words = text.strip().split()
-        first = words[0].lower()
-        locale = self._locale.get(self.words.get(first, "")) or self._next_locale()
+        # one country per family: a name whose family name is already renamed takes that name's country (Asuka
+        # Nakajima's daughter is no Edaviye Nakajima)
+        known = [self._locale.get(self.words.get(w.lower(), "")) for w in [words[0], *reversed(words[1:])]]
+        locale = next((loc for loc in known if loc), None) or self._next_locale()
         firsts, lasts = self._people[locale]
         new = []
         for i, word in enumerate(words):

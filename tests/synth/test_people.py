@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from rods.synth.people import (
     follow_renames,
     gender_of,
@@ -11,6 +13,7 @@ from rods.synth.people import (
     plain,
     said_gender,
 )
+from rods.synth.values import ValueRemapper
 
 
 def test_person_names_are_names_and_nouns_are_not():
@@ -101,3 +104,17 @@ def test_a_relation_before_a_name_tells_the_gender_and_an_address_s_initial_foll
     renames = {"Diego Alvarez": "Aaro Kiviniemi"}
     assert follow_renames("d.alvarez@copperleaf.law", renames) == "a.kiviniemi@copperleaf.law"
     assert follow_renames("d.smith@copperleaf.law", renames) == "d.smith@copperleaf.law"  # somebody else's
+
+
+def test_japanese_and_chinese_names_have_their_country_and_a_family_keeps_one_country():
+    """Reads of four held-out domains passed, but noted, 'Aiko Obasanjo', 'Wei Cunha', a boy Kenji and his father
+    Hiroshi given a Nigerian family name, and a girl 'Edaviye Nakajima' whose mother is Asuka Nakajima: Faker's
+    Latin lists held no Japanese or Chinese name, and each person of a family drew a country of their own."""
+    assert locale_of_first("Hiroshi") == "ja_JP" and gender_of("Hiroshi") == "male"
+    assert locale_of_first("Wei") == "zh_CN"
+    for seed in range(10):
+        remapper = ValueRemapper(random.Random(seed), frozenset(), [])
+        mother = remapper.person("Ngozi Okafor").split()
+        daughter = remapper.person("Chidinma Okafor").split()
+        assert daughter[-1] == mother[-1]  # one family name
+        assert remapper._locale[daughter[0].lower()] == remapper._locale[mother[-1].lower()]
