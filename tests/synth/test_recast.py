@@ -418,6 +418,11 @@ def _only_values_differ(before: Task, after: Task, seed: Task, variant: Task) ->
                         (variant.id, w0[i0:i1], w1[j0:j1])
 
 
+#: The populations take about 35 s: their tests share one worker, so the fixture is built once, not once per worker.
+RECAST_POPULATIONS = pytest.mark.xdist_group("recast_populations")
+
+
+@RECAST_POPULATIONS
 @pytest.mark.parametrize("key", sorted(EXAMPLE_ENVS.values()))
 def test_recasts_keep_their_seed_s_calls_and_words_and_change_its_values(recasts, key):
     seeds, accepted, report = recasts[key]
@@ -519,6 +524,7 @@ def test_recast_zero_leaves_the_pipeline_as_it_was_and_re_planned_variants_unmov
             assert replanned[task.provenance.parent_id].model_dump() == task.model_dump()
 
 
+@RECAST_POPULATIONS
 def test_stats_and_provenance_record_the_strategy(recasts, tmp_path):
     seeds, accepted, report = recasts["box_office:BoxOffice"]
     rows = report["strategies"]
