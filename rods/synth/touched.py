@@ -64,6 +64,7 @@ def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset
     said = [v for v in said if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
     texts = [v for v in leaves(state) if isinstance(v, str)]
     labels = [v for v in texts if not is_prose(v)]
+    dated = [(t, set(_YEAR.findall(t))) for t in texts if _YEAR.search(t)]  # read once, not once per value
     named = {folded(w) for w in re.findall(r"[A-Z][\w'-]{2,}", text)}  # as typed: 'Lucia' names Lucía
     said_folded = {folded(v) for v in said if isinstance(v, str)}
     out = set()
@@ -74,7 +75,8 @@ def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset
             if is_person_name(value, people):
                 if folded(value) in said_folded or named & {folded(w) for w in value.split()}:
                     out.add(value)
-            elif _has_code_digits(value, texts) and (value in said or written_in(value, text)) \
+            elif any(c.isdigit() for c in value) and (value in said or written_in(value, text)) \
+                    and _has_code_digits(value, dated) \
                     and not is_prose(value):  # a post's "Front Left Tire: 32 PSI" tells the state, it is no code
                 out.add(value)
         elif isinstance(value, (int, float)) and written_in(value, text) and not _compared(value, text) \
@@ -90,12 +92,13 @@ def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
 
 
-def _has_code_digits(value: str, texts: list[str]) -> bool:
-    """Whether a text holds digits other than a year that the state's other `texts` also name: a code, an id, a
-    phone number, a year nothing else tells. A name whose only number is such a year is the world's: re-drawn a year
-    away, 'Spring2023Draft.txt' of notes for spring 2023 became 'Spring2022Draft.txt', and an
-    'ArchivedFinalReport2024.txt' of a 2024 report '...2023' (two BFCL reads)."""
-    told = {year for text in texts if text != value and value not in text for year in _YEAR.findall(text)}
+def _has_code_digits(value: str, dated: list[tuple[str, set[str]]]) -> bool:
+    """Whether a text holds digits other than a year that the state's other texts also name (`dated`: each
+    text that holds a year, with its years): a code, an id, a phone number, a year nothing else tells. A name whose
+    only number is such a year is the world's: re-drawn a year away, 'Spring2023Draft.txt' of notes for spring 2023
+    became 'Spring2022Draft.txt', and an 'ArchivedFinalReport2024.txt' of a 2024 report '...2023' (two BFCL
+    reads)."""
+    told = {year for text, years in dated if text != value and value not in text for year in years}
     return any(c.isdigit() for c in _YEAR.sub(lambda m: "" if m.group(0) in told else m.group(0), value))
 
 

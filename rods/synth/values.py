@@ -333,8 +333,9 @@ class ValueRemapper:
                     # Mensah just called. ... he wants"): the first name stays, so whatever the words say of them
                     # stays true; the family name makes them someone else, of a country the first name is of
                     # (not 'Hiroshi Bouhuizen')
-                    if locale_of_first(word) in self._people:
-                        locale = locale_of_first(word)
+                    own = locale_of_first(word)
+                    if own in self._people:
+                        locale = own
                         firsts, lasts = self._people[locale]
                     new.append(word)
                     continue
