@@ -30,15 +30,18 @@ PEOPLE_LOCALES = ("en_US", "en_GB", "de_DE", "fr_FR", "es_ES", "it_IT", "pt_BR",
 def _name_lists(provider: type) -> tuple[str, str]:
     """The attributes of a person provider that hold its first and family names in Latin letters: the romanized ones
     where it has them (Japanese, Chinese: a Hiroshi kept his first name and took a Nigerian family name, as no
-    Latin list held one of his country's)."""
+    Latin list held one of his country's); a family name the same for a man and a woman where the country's differ
+    (Polish: a Kowalski's wife is a Kowalska, and its `unisex_last_names` are names of both)."""
     if getattr(provider, "first_romanized_names", None):
         return "first_romanized_names", "last_romanized_names"
+    if getattr(provider, "unisex_last_names", None):
+        return "first_names", "unisex_last_names"
     return "first_names", "last_names"
 
 
-#: The fewest names of each kind a locale must have to name people: Polish family names sit under
-#: `last_names_male`/`_female`, and its `last_names` is the base provider's one placeholder, 'Doe' (every Polish
-#: guest of the box-office read was a Doe).
+#: The fewest names of each kind a locale must have to name people: a locale whose family names sit elsewhere than
+#: `_name_lists` reads has the base provider's one placeholder, 'Doe' (every Polish guest of the box-office read was
+#: a Doe), and names nobody.
 MIN_NAMES = 20
 
 
@@ -83,6 +86,13 @@ def locale_of_first(first: str) -> str | None:
     """The first country (of `people_pools`, in order) whose first names hold `first`, accents aside; None if none."""
     first = plain(first)
     return next((locale for locale, (firsts, _) in people_pools().items() if first in firsts), None)
+
+
+def locale_of_family(family: str) -> str | None:
+    """The first country (of `people_pools`, in order) whose family names hold `family`, accents aside; None if
+    none."""
+    family = plain(family)
+    return next((locale for locale, (_, lasts) in people_pools().items() if family in lasts), None)
 
 
 @cache

@@ -468,6 +468,7 @@ class Planner:
             remapper.coincident = coincident(info.base_config, info.trace.calls) & {
                 float(v) for v in remapper.touched if isinstance(v, (int, float)) and not isinstance(v, bool)}
             remapper.genders = said_genders(remapper.touched, text, self.graph.values.people)
+            remapper.settle_families(remapper.touched, self.graph.values.people)
         config = {cls: remapper.remap(value, cls) for cls, value in info.base_config.items()}
         if recast:
             config = {cls: follow_people(value, remapper.people) for cls, value in config.items()}

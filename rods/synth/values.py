@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +44,7 @@ from rods.synth.people import (
     gender_of,
     gendered_firsts,
     is_person_name,
+    locale_of_family,
     locale_of_first,
     name_shaped,
     people_pools,
@@ -142,6 +143,7 @@ class ValueRemapper:
         self._like = random.Random(side.random())
         self._gendered: dict[str, list[str]] = {}
         self._locale: dict[str, str] = {}  # a drawn first or family name -> the country it was drawn from
+        self._families: dict[str, str] = {}  # a recast's family name -> the country it is renamed within
         self.texts: dict[str, str] = {}  # whole texts mapped to whole texts: sentences, phrases
         #: A recast's names the user chose (a file, a folder: `rods.synth.names`) -> the names it gives them.
         self.names: dict[str, str] = {}
@@ -319,7 +321,8 @@ class ValueRemapper:
         words = text.strip().split()
         # one country per family: a name whose family name is already renamed takes that name's country (Asuka
         # Nakajima's daughter is no Edaviye Nakajima)
-        known = [self._locale.get(self.words.get(w.lower(), "")) for w in [words[0], *reversed(words[1:])]]
+        known = [*(self._families.get(w.lower()) for w in reversed(words[1:])),
+                 *(self._locale.get(self.words.get(w.lower(), "")) for w in [words[0], *reversed(words[1:])])]
         locale = next((loc for loc in known if loc), None) or self._next_locale()
         firsts, lasts = self._people[locale]
         new = []
@@ -333,7 +336,7 @@ class ValueRemapper:
                     # Mensah just called. ... he wants"): the first name stays, so whatever the words say of them
                     # stays true; the family name makes them someone else, of a country the first name is of
                     # (not 'Hiroshi Bouhuizen')
-                    own = locale_of_first(word)
+                    own = self._families.get(words[-1].lower()) or locale_of_first(word)
                     if own in self._people:
                         locale = own
                         firsts, lasts = self._people[locale]
@@ -344,6 +347,25 @@ class ValueRemapper:
                 new.append(self._named_from(word, lasts, locale))
         self.texts[text] = self.people[text] = " ".join(new)
         return self.texts[text]
+
+    def settle_families(self, names: Iterable[Any], known: frozenset[str] = frozenset()) -> None:
+        """A recast's families, settled before anyone is renamed: a family one of whose people keeps a first name
+        (`person`: no name list nor the seed's words give its gender) is renamed within that name's country, else
+        within its family name's, and keeps its family name where neither is known. Renamed one by one, 'Hiroshi
+        Watanabe' took a country in turn and his son 'Kenji Watanabe', whose first name stays, became 'Kenji
+        Cirino'. `known`: the names the value model knows as people's (`ValueModel.people`)."""
+        for name in names:
+            if not isinstance(name, str) or not is_person_name(name, known):
+                continue
+            words = titled(name)[1].split()
+            if len(words) < 2 or words[-1] in _JOINS or self.genders.get(words[0]) or gender_of(words[0]):
+                continue
+            family = words[-1].lower()
+            own = locale_of_first(words[0]) or locale_of_family(words[-1])
+            if own in self._people:
+                self._families.setdefault(family, own)
+            else:
+                self.words.setdefault(family, family)
 
     def _of_gender(self, first: str, locale: str) -> list[str] | None:
         """For a recast (`like_seed`), `locale`'s first names of the gender of the seed's `first` as its messages speak

@@ -32,11 +32,12 @@ def test_a_title_before_a_name_is_no_part_of_it():
 
 def test_every_country_names_people_with_many_names_of_its_own():
     """The box-office read: every Polish guest was a 'Doe' (Faker's pl_PL keeps family names under
-    `last_names_male`/`_female`; its `last_names` is the base provider's placeholder)."""
+    `unisex_last_names`; its `last_names` is the base provider's placeholder). Then Polish people were named by
+    nobody, and a boy Kacper kept his first name, as no list gave its gender, beside a Japanese family name."""
     from rods.synth.people import MIN_NAMES, people_pools
 
     pools = people_pools()
-    assert len(pools) >= 10
+    assert len(pools) >= 10 and "pl_PL" in pools and gender_of("Kacper") == "male"
     for locale, (firsts, lasts) in pools.items():
         assert len(firsts) >= MIN_NAMES and len(lasts) >= MIN_NAMES, locale
         assert lasts != ("Doe",), locale
@@ -118,3 +119,19 @@ def test_japanese_and_chinese_names_have_their_country_and_a_family_keeps_one_co
         daughter = remapper.person("Chidinma Okafor").split()
         assert daughter[-1] == mother[-1]  # one family name
         assert remapper._locale[daughter[0].lower()] == remapper._locale[mother[-1].lower()]
+
+
+def test_a_family_whose_first_name_stays_is_renamed_within_that_names_country():
+    """The league read: 'Hiroshi Watanabe' was renamed first with a country in turn, and his son 'Kenji Watanabe',
+    whose first name no list genders and so stays, became 'Kenji Cirino'. A recast settles such a family first: its
+    family name's country (or its first name's), and its own family name where no list knows either."""
+    people = ["Hiroshi Watanabe", "Kenji Watanabe", "Thanh Trinh", "Linh Trinh", "Ana Reyes"]
+    for seed in range(6):
+        remapper = ValueRemapper(random.Random(seed), frozenset(), people)  # a seed's own names are not drawn
+        remapper.like_seed = True
+        remapper.settle_families(people, frozenset(people))
+        father, son = remapper.person("Hiroshi Watanabe").split(), remapper.person("Kenji Watanabe").split()
+        assert son[0] == "Kenji" and son[1] == father[1] != "Watanabe"
+        assert son[1] in people_pools()["ja_JP"][1] and father[0] in people_pools()["ja_JP"][0]
+        assert remapper.person("Linh Trinh") == "Linh Trinh"  # neither name is in a list: the family stays
+        assert remapper.person("Thanh Trinh") == "Thanh Trinh"
