@@ -110,6 +110,31 @@ def compared(source: str) -> dict[str, set[str]]:
     return {k: {v for v in vs if len(v) <= 30 and len(v.split()) <= 3} for k, vs in out.items() if vs}
 
 
+def rates(source: str) -> frozenset[float]:
+    """The numbers of the code's tables of rates: a constant (a module's or class's name in capitals) assigned a
+    literal dict from names to numbers, `RENT = {"full": 96.0, "half": 52.0}`. They are the environment's, not an
+    errand's: a variant that re-drew a full plot's £96 in its state held rents the class never charges. A dict of
+    anything else (a default state's records) is no table of rates."""
+    try:
+        tree = ast_parse(source)
+    except SyntaxError:
+        return frozenset()
+    out: set[float] = set()
+    bodies = [tree.body, *(n.body for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]
+    for node in (n for body in bodies for n in body):
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or not isinstance(node.value, ast.Dict):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if not all(isinstance(t, ast.Name) and t.id.isupper() for t in targets):
+            continue
+        table = node.value
+        if table.keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in table.keys) \
+                and all(isinstance(v, ast.Constant) and isinstance(v.value, (int, float))
+                        and not isinstance(v.value, bool) for v in table.values):
+            out |= {float(v.value) for v in table.values}  # type: ignore[union-attr]
+    return frozenset(out)
+
+
 def _tables(tree: ast.AST) -> dict[str, set[str]]:
     """Name -> the strings of a literal dict's keys, or of a literal set, list or tuple, assigned to it."""
     tables: dict[str, set[str]] = {}

@@ -202,8 +202,19 @@ def name_words(people: dict[str, str]) -> list[tuple[dict[str, str], str, str]]:
         pairs = {w0.lower(): w1.lower() for w0, w1 in zip(words0, words1)
                  if w0.lower() != w1.lower() and len(w0) >= 2 and w0[:1].isupper()}
         if pairs:
+            # as an address writes them: a double-barrelled name run together ('whitfieldprice' of Whitfield-Price),
+            # the whole name run together ('liwei' of Li Wei, whose first name stays)
+            squash = {_letters(w0): _letters(w1) for w0, w1 in pairs.items() if _letters(w0) != w0}
+            if len(words0) > 1:
+                squash["".join(map(_letters, words0))] = "".join(map(_letters, words1))
+            pairs |= {w0: w1 for w0, w1 in squash.items() if w0 not in pairs and w0 != w1}
             out.append((pairs, words0[0][:1].lower(), words1[0][:1].lower()))
     return out
+
+
+def _letters(word: str) -> str:
+    """A name's letters only, lower case: 'Whitfield-Price' -> 'whitfieldprice', "O'Connell" -> 'oconnell'."""
+    return re.sub(r"[^a-z]", "", plain(word).lower())
 
 
 def follow_renames(text: str, people: dict[str, str]) -> str:
@@ -215,6 +226,11 @@ def follow_renames(text: str, people: dict[str, str]) -> str:
     persons = name_words(people)
     if not persons:
         return text
+    firsts = []  # (a renamed person's other names, their old first name, their new one) where it changed
+    for old, new in people.items():
+        words0, words1 = titled(old)[1].split(), titled(new)[1].split()
+        if 1 < len(words0) == len(words1) and len(words0[0]) >= 5 and words0[0].lower() != words1[0].lower():
+            firsts.append(({_letters(w) for w in words0[1:]}, words0[0].lower(), words1[0].lower()))
 
     def title(word: str) -> str:
         return word[:1].upper() + word[1:]
@@ -230,6 +246,9 @@ def follow_renames(text: str, people: dict[str, str]) -> str:
         dotted = "@" in token or "." in token
         runs = {r.lower() for r in re.findall(r"[A-Za-z]+", token)}
         present = [(i0, i1) for pairs, i0, i1 in persons if runs & pairs.keys()]  # whose name the token holds
+        # a short form of a first name in an address that holds the person's family name ('bernie.oconnell' of
+        # Bernadette O'Connell): the new first name
+        short = {first0[:4]: first1 for others, first0, first1 in firsts if runs & others}
 
         def segment(match: re.Match) -> str:
             run = match.group(0)
@@ -238,9 +257,12 @@ def follow_renames(text: str, people: dict[str, str]) -> str:
                 initial = next((i1 for i0, i1 in present if i0 == low), None)
                 if initial is not None:
                     return _cased(initial, run)
+            whole = next((pairs[low] for pairs, _, _ in persons if low in pairs), None)
+            if whole is not None:  # a name word or a whole name, before anyone's name as a part of it
+                return _cased(whole, run)
+            if dotted and low[:4] in short and len(low) >= 4:
+                return _cased(short[low[:4]], run)
             for pairs, initial0, initial1 in persons:
-                if low in pairs:
-                    return _cased(pairs[low], run)
                 for old, new in sorted(pairs.items(), key=lambda p: -len(p[0])):
                     if len(old) < 4 or len(low) <= len(old):
                         continue

@@ -59,6 +59,7 @@ from rods.synth.recast import (
 from rods.synth.rewriter import Rewriter, turn_contexts, with_queries
 from rods.synth.settings import SynthConfig
 from rods.synth.stats import SynthStats
+from rods.synth.values import MergedRecords
 from rods.tasks.model import Provenance, Task, content_hash
 
 #: Counterparts a counterpart recast runs before it gives up (`Pipeline._counterpart`).
@@ -315,8 +316,10 @@ class Pipeline:
                 if rej.reason == "unchanged":
                     stats.strategies["recast"] -= 1  # not tried: there was nothing to recast
                     return None
-                if rej.reason.startswith("execution:") and attempt < RECAST_TRIES:
-                    continue  # the environment refused the values drawn (a party of 40 in a room for 24): draw again
+                if rej.reason.startswith(("execution:", "merged_records")) and attempt < RECAST_TRIES:
+                    # the environment refused the values drawn (a party of 40 in a room for 24), or two records
+                    # came out with one key: draw again
+                    continue
                 raise Rejected(rej.reason if rej.reason.startswith("recast:") else f"recast:{rej.reason}") from None
         raise AssertionError("unreachable")
 
@@ -325,7 +328,10 @@ class Pipeline:
         info = planner.analyze(seed)
         stats.attempts["plan"] += 1
         if planner.can_recast(seed):
-            plan = planner.recast(seed, rng=rng)
+            try:
+                plan = planner.recast(seed, rng=rng)
+            except MergedRecords:
+                raise Rejected("merged_records") from None
             state = state_mapping(info.base_config, plan.initial_config)
             pairs = [pair for cls, value in info.base_config.items()
                      for pair in paired(value, plan.initial_config.get(cls))]
@@ -429,8 +435,11 @@ class Pipeline:
         for attempts in range(1, cfg.max_attempts + 1):
             if replan:
                 stats.attempts["plan"] += 1
-                plan = planner.plan(seed, rng=rng, attempt=attempts,
-                                         blacklist=frozenset() if blind else frozenset(blacklist))
+                try:
+                    plan = planner.plan(seed, rng=rng, attempt=attempts,
+                                        blacklist=frozenset() if blind else frozenset(blacklist))
+                except MergedRecords:
+                    raise Rejected("merged_records") from None
                 stats.passed["plan"] += 1
             stats.attempts["execute"] += 1
             execution = self.executor.run(plan)

@@ -84,7 +84,14 @@ from rods.synth.recast import (
     state_mapping,
 )
 from rods.synth.retelling import retellings
-from rods.synth.touched import coincident, handles_of_kept, said_values, touched_values, written_in
+from rods.synth.touched import (
+    coincident,
+    handles_of_kept,
+    produced_numbers,
+    said_values,
+    touched_values,
+    written_in,
+)
 from rods.synth.value_kinds import config_values, is_distinctive, leaves, vocabulary_of
 from rods.synth.values import ValueRemapper
 from rods.tasks.model import Task, content_hash
@@ -459,7 +466,11 @@ class Planner:
             if placed_in_month(text):
                 remapper.shift = 0
             people = self.graph.values.people
-            touched = touched_values(info.base_config, said, text, people)
+            # numbers the environment works out or charges by its own table stay the environment's
+            fixed = produced_numbers(info.trace.calls, info.trace.results, info.trace.changed or []) \
+                | self.graph.values.rates
+            touched = frozenset(v for v in touched_values(info.base_config, said, text, people)
+                                if not (isinstance(v, (int, float)) and not isinstance(v, bool) and v in fixed))
             names = self._chosen_names(seed, info, text, random.Random(str(local.getstate()[1][:4])))
             names = with_derived(names, [*leaves(info.base_config), *said])  # 'ArchivedFinalReport2024.txt'
             kept = handles_of_kept(info.base_config, touched | set(names), people)  # 'mthompson' of Michael Thompson

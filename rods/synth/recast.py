@@ -496,12 +496,30 @@ _PLACED = re.compile(r"(?<!\w)(?:(?:first|last|final)\s+day\s+of"
                      re.IGNORECASE)
 
 
+#: A month's name ('May' only after a word that makes it one: "in May", not "May I"), and what beside it makes it
+#: part of a date: a day or year after it ("March 3rd", "March 2025"), a day before it ("3 March", "the 3rd of").
+_MONTH = re.compile(r"\b(?:(?:January|February|March|April|June|July|August|September|October|November|December)"
+                    r"|(?:" + "|".join(f"(?<={w} )" for w in ("in", "of", "since", "until", "from", "last", "next",
+                                                               "this", "early", "late", "mid")) + r")May)\b")
+_DAY_AFTER = re.compile(rf"\s*,?\s*(?:the\s+)?(?:\d|(?:{_ORDINAL_WORDS}|thirteenth|fourteenth|fifteenth|sixteenth"
+                        r"|seventeenth|eighteenth|nineteenth|twentieth|twenty|thirtieth|thirty)\b)", re.IGNORECASE)
+_DAY_BEFORE = re.compile(r"\d(?:st|nd|rd|th)?\s*(?:of\s+)?$")
+
+
+def _month_alone(text: str) -> bool:
+    """Whether the words name a month with no day or year beside it ("the October walkround", "back in March")."""
+    return any(not _DAY_AFTER.match(text, m.end()) and not _DAY_BEFORE.search(text[max(0, m.start() - 8):m.start()])
+               for m in _MONTH.finditer(text))
+
+
 def placed_in_month(text: str) -> bool:
-    """Whether the messages tell a date by its place in its month ("on the last day of October") or its month by
-    its number ("the 15th of the year 2026's eleventh month"): a recast then keeps its seed's dates where they are
-    (moved a week, the last day of October became "the last day of November" booked for November 7th; moved
-    three weeks, the 15th of the eleventh month became "the 25th of the eleventh month" booked for October)."""
-    return _PLACED.search(text) is not None
+    """Whether the messages tell a date by its place in its month ("on the last day of October"), its month by
+    its number ("the 15th of the year 2026's eleventh month") or a month by its name alone ("the October
+    walkround", "she turned 66 in August"): a recast then keeps its seed's dates where they are (moved a week, the
+    last day of October became "the last day of November" booked for November 7th; moved three weeks, the 15th of
+    the eleventh month became "the 25th of the eleventh month" booked for October; a month alone stays a leftover
+    beside its dates moved into the next, and the recast was refused)."""
+    return _PLACED.search(text) is not None or _month_alone(text)
 
 
 def as_seed(plan: Plan, trace: Trace, config: dict[str, Any]) -> Plan:

@@ -16,11 +16,12 @@ from __future__ import annotations
 import calendar
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rods.envs.calls import ToolCall
 from rods.synth.people import folded, follow_renames, is_person_name
+from rods.synth.profile import result_value, value_paths
 from rods.synth.value_kinds import is_prose, leaves, state_slots
 from rods.synth.value_model import name_of, pieces
 
@@ -41,6 +42,22 @@ def coincident(state: Any, calls: Iterable[ToolCall]) -> frozenset[float]:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value) in passed:
             held[float(value)].append(pieces(name_of(path)))
     return frozenset(n for n, names in held.items() if all(not words & passed[n] for words in names))
+
+
+def produced_numbers(calls: Sequence[ToolCall], results: Sequence[str], changed: Sequence[bool]) -> frozenset[float]:
+    """Numbers a call passes that an earlier write returned: what the environment worked out (a pensioner's rent
+    halved to £26), which the recast's run works out anew. Touched, they were re-drawn wherever the state held
+    them (another member's £26 invoice), and the payment passed the new half against the words' drawn £26."""
+    out = set()
+    for j, call in enumerate(calls):
+        passed = {float(v) for v in leaves([*call.args, *call.arguments.values()])
+                  if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        for i in range(min(j, len(results))):
+            if passed and i < len(changed) and changed[i]:
+                returned = {float(v) for _, v in value_paths(result_value(results[i]))
+                            if isinstance(v, (int, float)) and not isinstance(v, bool)}
+                out |= passed & returned
+    return frozenset(out)
 
 
 def said_values(calls: Iterable[ToolCall]) -> list[Any]:
@@ -85,7 +102,30 @@ def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset
             # a number no call passes that a kept label holds is that label's: "the ibuprofen 800" of a strength
             # '800 mg', not the stock of 800 metformin tablets the state also holds (re-drawn, "ibuprofen 600")
             out.add(value)
+    # a call's value that opens a text of a record the errand touches (the house '31', 'Flat 3' of the addresses
+    # '31 Bridge Street', 'Flat 3, Marlow Court' of a property whose postcode the call passes too): that text is the
+    # errand's, its number re-drawn with the call's (re-drawn in the call alone, the register had no 'Flat 6')
+    openers = [re.compile(rf"{re.escape(v)}(?=[ ,])") for v in said if isinstance(v, str) and v in out]
+    for key, record in _records(state) if openers else ():
+        opened = {t for t in record.values() if isinstance(t, str) and t not in out
+                  and any(o.match(t) for o in openers)}
+        if opened and (key in out or any(v in out for v in record.values() if isinstance(v, (str, int, float)))):
+            out |= opened
     return frozenset(out) - handles_of_kept(state, out, people)
+
+
+def _records(state: Any) -> list[tuple[Any, dict]]:
+    """(key, record) of every record (a dict) of a state, its key in the map that holds it (None in a list)."""
+    out: list[tuple[Any, dict]] = []
+    stack: list[tuple[Any, Any]] = [(None, state)]
+    while stack:
+        key, node = stack.pop()
+        if isinstance(node, dict):
+            out.append((key, node))
+            stack.extend(node.items())
+        elif isinstance(node, (list, tuple)):
+            stack.extend((None, item) for item in node)
+    return out
 
 
 #: A year standing alone in a text ('Spring2023Draft.txt', 'notes_2024'): the world's time, not a code's digits.

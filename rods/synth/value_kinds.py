@@ -219,3 +219,31 @@ def config_shape(state: Any) -> frozenset[tuple[str, str]]:
 def _json_kind(value: Any) -> str:
     return "null" if value is None else "bool" if isinstance(value, bool) else \
         "number" if isinstance(value, (int, float)) else type(value).__name__
+
+
+_NUMBERED = re.compile(r"([A-Za-z]*[-_]?)(\d{2,})")
+
+
+def numbered_series(state: Any) -> dict[str, tuple[frozenset[int], int]]:
+    """Digit run -> (the numbers of its series, their width) for every map of `state` keyed by three or more ids of
+    one prefix and one width ('INV-0401' ... 'INV-0413', 'FX-301' ... 'FX-307'): an id re-drawn within its series
+    takes a number the series leaves free, beside its neighbours (drawn at random, 'INV-0430' stood among
+    0401-0413 and 'FX-178' among the FX-10x)."""
+    out: dict[str, tuple[frozenset[int], int]] = {}
+    stack = [state]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+            groups: dict[tuple[str, int], list[str]] = {}
+            for key in node:
+                match = _NUMBERED.fullmatch(key) if isinstance(key, str) else None
+                if match:
+                    groups.setdefault((match.group(1), len(match.group(2))), []).append(match.group(2))
+            for (_, width), runs in groups.items():
+                if len(runs) >= 3:
+                    numbers = frozenset(int(r) for r in runs)
+                    out.update((run, (numbers, width)) for run in runs)
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+    return out

@@ -40,7 +40,7 @@ from functools import cached_property
 from typing import Any
 
 from rods.synth.dates import as_date, days_between, is_day_number
-from rods.synth.declared import declared_sets
+from rods.synth.declared import declared_sets, rates
 from rods.synth.people import company_shaped, has_thing_word, is_person_name, name_shaped
 from rods.synth.profile import parse_ground_truth
 from rods.synth.value_kinds import is_prose, role_of, state_slots
@@ -51,6 +51,8 @@ COMPANY_WORDS = frozenset({"company", "companies", "organisation", "organization
                            "manufacturer", "brand", "customers", "customer"})
 #: Name pieces of a state attribute that holds the environment's current date or day.
 TODAY_WORDS = frozenset({"today", "now", "current_date", "current_day", "date_today"})
+#: Name pieces of a field whose dates are a calendar's (a country's bank holidays), which no errand moves.
+HOLIDAY_WORDS = frozenset({"holiday", "holidays"})
 #: Name pieces of a field or parameter that holds a date or a day number.
 DATE_WORDS = frozenset({"date", "day", "dob", "birthday", "deadline", "due", "checkin", "checkout"})
 _ID = re.compile(r"[A-Za-z]{0,6}[-_]?\d{2,}[A-Za-z0-9-]*")
@@ -118,6 +120,8 @@ class ValueModel:
     #: "function.param" -> the texts the seeds passed there: what the environment's users name things
     #: (`rods.synth.names`: a recast's file takes another user's file name)
     passed: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: numbers of the code's tables of rates (`rods.synth.declared.rates`: a full plot's £96): kept where they stand
+    rates: frozenset[float] = frozenset()
 
     @classmethod
     def infer(cls, tasks: Iterable[Any], docs: Mapping[str, Mapping[str, Any]],
@@ -127,6 +131,7 @@ class ValueModel:
         tasks = list(tasks)
         by_param, by_name = declared_sets(docs, sources or {})
         model = cls()
+        model.rates = frozenset(n for source in (sources or {}).values() for n in rates(source))
         seen: dict[str, list[Any]] = defaultdict(list)  # field path -> every value the seeds' states hold there
         owner_of: dict[str, str] = {}  # field path -> its class (a class key may hold a "/": an MCP manifest)
         repeats: set[str] = set()  # fields a value repeats in within one state
@@ -308,6 +313,10 @@ def _field_slot(model: ValueModel, owner: str, path: str, values: list[Any], rep
     if all(as_date(v) for v in texts):
         return Slot("date")
     distinct = set(texts)
+    if declared and len(distinct & declared) * 2 >= len(distinct):
+        # most of its values are ones the code declares: a category whatever they look like (an allotment
+        # society's sites 'Canal Bank', 'Hollins Lane' read as people's names and were renamed 'Leopoldo Quero')
+        return Slot("category", members=declared | distinct)
     people = [v for v in distinct if is_person_name(v)]
     if role_of(name) in ("person", "first", "last") and any(name_shaped(v) for v in distinct) \
             and not any(_ID.fullmatch(v) for v in distinct) or (len(people) * 3 >= len(distinct) * 2 and people) \
@@ -334,9 +343,10 @@ def _field_slot(model: ValueModel, owner: str, path: str, values: list[Any], rep
 
 def _fixed_dates(tasks: list[Any]) -> frozenset[str]:
     """ISO dates of a calendar: a map keyed by dates where two or more different seed states hold one same date (a
-    town's holidays: Memorial Day on 2026-05-25 in every state of that spring), and every date it is keyed by. No
-    errand moves them: a variant keeps them where they are (moved by weeks, Memorial Day fell on May 4). Dates of
-    records (a job's due day) move with 'today' as before."""
+    town's holidays: Memorial Day on 2026-05-25 in every state of that spring), and every date it is keyed by, and
+    the dates of a field named for holidays (a council's `bank_holidays` list: moved two weeks, its Christmas fell
+    on 8 January). No errand moves them: a variant keeps them where they are (moved by weeks, Memorial Day fell on
+    May 4). Dates of records (a job's due day) move with 'today' as before."""
     held: dict[tuple[str, str], set[str]] = defaultdict(set)
     for task in tasks:
         for owner, state in task.initial_config.items():
@@ -347,7 +357,8 @@ def _fixed_dates(tasks: list[Any]) -> frozenset[str]:
                 if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
                     held[(path, value)].add(key)
     calendars = {path for (path, _), states in held.items() if len(states) >= 2 and path.endswith("#key")}
-    return frozenset(day for (path, day) in held if path in calendars)
+    named = {path for path, _ in held if pieces(name_of(path)) & HOLIDAY_WORDS}  # a list of a council's holidays
+    return frozenset(day for (path, day) in held if path in calendars or path in named)
 
 
 def _id_letters(values: Iterable[Any]) -> frozenset[str]:

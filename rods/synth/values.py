@@ -31,6 +31,7 @@ by word.
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -59,6 +60,7 @@ from rods.synth.value_kinds import (
     is_kept_word,
     is_phrase,
     is_prose,
+    numbered_series,
     role_of,
 )
 
@@ -67,6 +69,10 @@ if TYPE_CHECKING:
 
 #: An ISO date written inside a text ("Lift inspected 2026-08-21").
 _ISO_DAY = re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)")
+
+
+class MergedRecords(ValueError):
+    """A map's key re-drawn as another of its keys: one record would overwrite another (a member lost)."""
 
 
 class ValueRemapper:
@@ -145,6 +151,8 @@ class ValueRemapper:
         self._locale: dict[str, str] = {}  # a drawn first or family name -> the country it was drawn from
         self._families: dict[str, str] = {}  # a recast's family name -> the country it is renamed within
         self.texts: dict[str, str] = {}  # whole texts mapped to whole texts: sentences, phrases
+        #: Digit runs of numbered map keys -> their series (`value_kinds.numbered_series`), from the states remapped.
+        self.series: dict[str, tuple[frozenset[int], int]] = {}
         #: A recast's names the user chose (a file, a folder: `rods.synth.names`) -> the names it gives them.
         self.names: dict[str, str] = {}
         #: People's whole names mapped by `person` (a recast says "Ana" where its seed said "Margaret" alone).
@@ -171,6 +179,7 @@ class ValueRemapper:
         names: see `is_field_key`) are re-drawn like values. Its sentences become
         sentences `owner`'s human tasks wrote.
         """
+        self.series.update(numbered_series(value))
         return self._value(value, top=True, owner=owner, path=owner or "")
 
     def _value(self, value: Any, top: bool = False, role: str | None = None, owner: str | None = None,
@@ -186,7 +195,10 @@ class ValueRemapper:
                 recast = None if field else self.recast_value(k)  # a recast's record nobody names keeps its id
                 keep = field or recast is not None
                 new_key = recast if recast is not None else k if keep else self._modelled(k, f"{path}/#key", None)
-                out[self._key(k, keep=keep) if new_key is None else new_key] = self._value(
+                new_key = self._key(k, keep=keep) if new_key is None else new_key
+                if new_key in out:
+                    raise MergedRecords(f"{path}: {k!r} came out as {new_key!r}, the key of another record")
+                out[new_key] = self._value(
                     v, role=role_of(k), owner=owner, at=k if is_field_key(k) else None,
                     path=f"{path}/{k if field else '*'}")
             return out
@@ -351,7 +363,8 @@ class ValueRemapper:
     def settle_families(self, names: Iterable[Any], known: frozenset[str] = frozenset()) -> None:
         """A recast's families, settled before anyone is renamed: a family one of whose people keeps a first name
         (`person`: no name list nor the seed's words give its gender) is renamed within that name's country, else
-        within its family name's, and keeps its family name where neither is known. Renamed one by one, 'Hiroshi
+        within its family name's (where neither is known, a country in turn: kept whole, 'Kwame Mensah' was a copy
+        of the seed the gate refused). Renamed one by one, 'Hiroshi
         Watanabe' took a country in turn and his son 'Kenji Watanabe', whose first name stays, became 'Kenji
         Cirino'. `known`: the names the value model knows as people's (`ValueModel.people`)."""
         for name in names:
@@ -364,8 +377,6 @@ class ValueRemapper:
             own = locale_of_first(words[0]) or locale_of_family(words[-1])
             if own in self._people:
                 self._families.setdefault(family, own)
-            else:
-                self.words.setdefault(family, family)
 
     def _of_gender(self, first: str, locale: str) -> list[str] | None:
         """For a recast (`like_seed`), `locale`'s first names of the gender of the seed's `first` as its messages speak
@@ -462,6 +473,8 @@ class ValueRemapper:
         'C4' is a seat the hall has), unless nothing else would change (`text`: 'test_image1.jpg')."""
         def digits(match: re.Match) -> str:
             run = match.group(0)
+            if run in self.digits and text.strip() == run:  # a house number alone, re-drawn in its address
+                return self.digits[run]
             if len(run) < 3 and not every:
                 return run
             if len(run) == 4 and 1900 <= int(run) <= 2099:  # a year: its world moved weeks, not years
@@ -470,6 +483,8 @@ class ValueRemapper:
                 if run not in self.digits:  # the value's only number: the next or the last year, not a copy
                     self.digits[run] = str(int(run) + self.rng.choice((-1, 1)))
                 return self.digits[run]
+            if run not in self.digits and run in self.series:
+                self.digits[run] = self._in_series(run)
             if run not in self.digits:
                 # the first digit of a longer run stays (an area code's, a card's issuer's, a floor's), a house
                 # number's is drawn; one digit is an ordinal more often than not (a quarter, a term, a file's
@@ -477,7 +492,8 @@ class ValueRemapper:
                 # trunk zero keeps its next digit too (a UK mobile's '07911' came out as '06...')
                 kept = run[:2] if run[0] == "0" and len(run) >= 4 else ""
                 first = run[0] if len(run) >= 3 else "1234" if len(run) == 1 else "123456789"
-                taken = {run, *self.digits.values()}
+                # no number the seed holds: a member 'M-0131' re-drawn as 'M-0143' took another member's key
+                taken = {run, *self.digits.values()} | self._avoid_words
                 for attempt in range(100):
                     pool = first if attempt < 50 else "123456789"  # 1-4 all taken: any digit
                     head = kept or self.rng.choice(pool)
@@ -610,8 +626,8 @@ class ValueRemapper:
         return self._new_word("word")
 
     def number(self, value: int | float) -> int | float:
-        if not is_distinctive(value, frozenset()):
-            return value
+        if not is_distinctive(value, frozenset()) or (self.model is not None and float(value) in self.model.rates):
+            return value  # a small count, or a rate of the environment's own table (a full plot's £96)
         key = float(value)
         if key not in self.numbers:
             drawn = self._new_number(value)
@@ -660,8 +676,10 @@ class ValueRemapper:
             return word
         if word.isdigit():
             if word not in self.digits:
-                if len(word) == 4 and 1900 <= int(word) <= 2099:  # a year stays a plausible year
-                    self.digits[word] = self._fresh(lambda: str(self.rng.randint(2024, 2035)))
+                if word in self.series:  # a record's number among its neighbours'
+                    self.digits[word] = self._in_series(word)
+                elif len(word) == 4 and 1900 <= int(word) <= 2099:  # a year stays a plausible year
+                    self.digits[word] = self._fresh_year()
                 else:
                     # the first digit stays: an area code's, a card's issuer's, a floor's (unit B-207 stays on floor 2)
                     self.digits[word] = self._fresh(lambda: word[0] + "".join(self.rng.choice("0123456789")
@@ -688,6 +706,29 @@ class ValueRemapper:
                 return cand
         return self._fresh(lambda: "".join(self.rng.choice("bcdfghklmnprstvz") + self.rng.choice("aeiou")
                                            for _ in range(3)))
+
+    def _in_series(self, run: str) -> str:
+        """A new number for a numbered record's `run`, of its width: one its series leaves free between its first
+        and last, else the next after its last, never one the seed or another draw holds."""
+        numbers, width = self.series[run]
+        taken = {run, *self.digits.values()} | self._avoid_words
+        free = [n for n in range(min(numbers), max(numbers) + 1)
+                if n not in numbers and str(n).zfill(width) not in taken]
+        if free:
+            new = str(self.rng.choice(free)).zfill(width)
+        else:
+            new = next(str(n).zfill(width) for n in itertools.count(max(numbers) + 1)
+                       if str(n).zfill(width) not in taken)
+        self._used.add(new)
+        return new
+
+    def _fresh_year(self) -> str:
+        """A year not drawn before: one of 2024-2035, else (a state full of years: an allotment society's members
+        joined in 1987, 1994, ...) any of 1950-2099."""
+        try:
+            return self._fresh(lambda: str(self.rng.randint(2024, 2035)))
+        except RuntimeError:
+            return self._fresh(lambda: str(self.rng.randint(1950, 2099)))
 
     def _fresh(self, draw) -> str:
         for _ in range(100):

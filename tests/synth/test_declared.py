@@ -67,3 +67,21 @@ def test_a_table_made_from_a_literal_and_looked_up_by_get_declares_its_strings()
     ''')
     assert compared(source)["carrier"] == {"DPD", "GLS", "An Post"}
     assert "carrier" not in compared("T = {'a': 1, 'b': 2}\ndef f(carrier):\n    return T.get('a')\n")
+
+
+def test_the_numbers_of_a_table_of_rates_are_declared():
+    from rods.synth.declared import rates
+
+    assert rates(SOURCE) == {1.0, 0.8}  # RATES, a module's dict of names to numbers
+    nested = textwrap.dedent('''
+        DEFAULT_STATE = {"accounts": {"acc-1": 820.0}}  # records, no table of rates
+        _bank = {"Amelia Hart": 820.0}  # no constant
+
+        class Council:
+            FEES = {"up to 3": 29, "4-6": 45}
+            def fee(self, n):
+                TABLE = {"a": 7}  # a function's own dict is no table of the class
+                return TABLE
+    ''')
+    assert rates(nested) == {29.0, 45.0}
+    assert rates("def broken(:") == frozenset()

@@ -310,6 +310,11 @@ def test_a_date_told_by_its_place_in_its_month_stays():
     # draw 1818, both readers: "the 15th of the year 2026's eleventh month" moved three weeks into October
     assert placed_in_month("on the 15th of the year 2026's eleventh month") and placed_in_month("the 3rd month")
     assert not placed_in_month("in a month or two") and not placed_in_month("this month 5 people came")
+    # the allotment society's seeds: "the October walkround", "back in March" stayed, their dates moved a month on,
+    # and every such recast was refused for the month left in its words
+    assert placed_in_month("just back from the October walkround") and placed_in_month("she put her name down in May")
+    assert not placed_in_month("on 3 March") and not placed_in_month("October 12th") and not placed_in_month(
+        "the 1st of October") and not placed_in_month("May I book it?") and not placed_in_month("March 2026")
     seed = next(t for t in load_split("test") if t.id == "multi_turn_miss_func_194")
     pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=2, workers=1, seed=5, recast=1.0))
     variants = pipeline([seed])

@@ -6,6 +6,7 @@ tests/synth/test_recast.py hold every recast to the same split.
 
 from __future__ import annotations
 
+from rods.envs.calls import ToolCall
 from rods.synth.touched import handles_of_kept, touched_values, written_in
 
 
@@ -65,3 +66,28 @@ def test_a_name_whose_only_number_is_a_year_is_no_code():
     said = ["Spring2023Draft.txt", "Q3_report_118.txt", "INV-2023-0042", "notes_2024.txt"]
     assert touched_values(state, said, "open 'Spring2023Draft.txt'") == {"Q3_report_118.txt", "INV-2023-0042",
                                                                          "notes_2024.txt"}
+
+
+def test_a_number_a_write_returned_is_the_environment_s():
+    """The allotment society's read: a pensioner's rent halved by the environment to £26, then paid, was re-drawn
+    wherever the state held a 26 (another member's invoice), and the payment, bound to the new half, was refused as
+    a moved flow."""
+    from rods.synth.touched import produced_numbers
+
+    calls = [ToolCall("set_concession", {"member_id": "M-0118"}), ToolCall("record_payment", {"amount": 26.0}),
+             ToolCall("find_member", {"query": "M-0104"}), ToolCall("record_payment", {"amount": 30.0})]
+    results = ['{"invoice": "INV-0405", "amount": 26.0}', '{"paid": 26.0}', '{"owes": 30.0}', "{}"]
+    assert produced_numbers(calls, results, [True, True, False, True]) == {26.0}  # 30 came from a read
+
+
+def test_a_house_number_a_call_passes_takes_its_address_along():
+    """The council's waste desk read: a call passed the house '7' (or 'Flat 3') and the postcode of a property
+    whose address is '7 Cedar Close'; the recast re-drew '7' in the call alone and the register had no such house
+    (9 of 14 tries failed). The address of the record the errand touches is the errand's too; another street's
+    '7 Alder Road' is not."""
+    state = {"properties": {"100062130007": {"address": "7 Cedar Close", "postcode": "KF3 5RW"},
+                            "100062110007": {"address": "7 Alder Road", "postcode": "KF1 3PL"},
+                            "100062200315": {"address": "Flat 3, Marlow Court", "postcode": "KF2 8DN"}}}
+    said = ["KF3 5RW", "7", "100062130007", "KF2 8DN", "Flat 3"]
+    touched = touched_values(state, said, "Hi, it's 7 Cedar Close, KF3 5RW. And Flat 3, Marlow Court, KF2 8DN.")
+    assert {"7 Cedar Close", "Flat 3, Marlow Court"} <= touched and "7 Alder Road" not in touched

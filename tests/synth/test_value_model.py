@@ -23,7 +23,7 @@ from rods.synth.people import is_person_name
 from rods.synth.pipeline import Pipeline
 from rods.synth.profile import trace_task
 from rods.synth.settings import SynthConfig
-from rods.synth.value_kinds import vocabulary_of
+from rods.synth.value_kinds import leaves, vocabulary_of
 from rods.synth.value_model import ValueModel, slot_paths
 from rods.synth.values import ValueRemapper
 from rods.tasks import Task, read_tasks
@@ -353,3 +353,54 @@ def test_a_calendar_the_seeds_share_stays_where_it_is_and_records_dates_move():
     new = remapper.remap(states[1], "po:Office")
     assert new["holidays"] == states[1]["holidays"]
     assert new["today"] != "2026-06-02" and new["inspections"]["IN-1"]["date"] != "2026-06-04"
+
+
+def test_places_the_code_declares_are_a_category_and_its_rates_stay():
+    """The allotment society's read: its sites 'Canal Bank', 'Hollins Lane' look like people's names and were
+    renamed 'Leopoldo Quero' (every recast that named one failed to run), and a full plot's rent of £96, the class's
+    own table, was re-drawn as £87 beside a concession's £48."""
+    import random
+
+    source = textwrap.dedent('''
+        SITES = ("Hollins Lane", "Rookery Field", "Canal Bank")
+        RENT = {"full": 96.0, "half": 52.0}
+
+        class Society:
+            def vacant(self, site):
+                if site not in SITES:
+                    raise ValueError(site)
+    ''')
+    plots = {f"{s[0]}-{i:02d}": {"site": s, "size": "full" if i % 2 else "half", "tenant": n}
+             for i, (s, n) in enumerate(zip(["Hollins Lane", "Canal Bank", "Rookery Field", "Canal Bank"] * 2,
+                                            ["Gary Pollard", "Li Wei", "Ana Reyes", "Tom Hebden"] * 2))}
+    state = {"plots": plots, "invoices": {"INV-0401": {"amount": 96.0}, "INV-0402": {"amount": 48.0}}}
+    task = Task.model_validate({"id": "a-0", "category": "base", "environment": "al:Society",
+                                "question": [[{"role": "user", "content": "hi"}]], "ground_truth": [[]],
+                                "initial_config": {"al:Society": state}})
+    model = ValueModel.infer([task], {}, {"al:Society": source})
+    slot = model.field("al:Society/plots/*/site")
+    assert slot.kind == "category" and slot.members == {"Hollins Lane", "Rookery Field", "Canal Bank"}
+    assert model.rates == {96.0, 52.0}
+    new = ValueRemapper(random.Random(3), frozenset(), avoid=[96.0, 48.0], model=model).remap(state, "al:Society")
+    assert sorted(v["amount"] for v in new["invoices"].values())[1] == 96.0  # the table's rate; 48 is re-drawn
+    assert {p["site"] for p in new["plots"].values()} <= slot.members
+
+
+def test_a_list_of_holidays_is_the_calendar_s_and_a_house_number_follows_its_address():
+    """The council's waste desk read: moved two weeks, its `bank_holidays` put Christmas on 8 January (one reader
+    failed the variant for it)."""
+    import random
+
+    state = {"today": "2026-04-02", "bank_holidays": ["2025-12-25", "2026-04-03", "2026-04-06"],
+             "properties": {"P-1": {"address": "31 Bridge Street", "due": "2026-04-09"}}}
+    task = Task.model_validate({"id": "w-0", "category": "base", "environment": "ws:Desk",
+                                "question": [[{"role": "user", "content": "hi"}]], "ground_truth": [[]],
+                                "initial_config": {"ws:Desk": state}})
+    model = ValueModel.infer([task], {})
+    assert {"2025-12-25", "2026-04-03", "2026-04-06"} <= model.fixed_dates and "2026-04-09" not in model.fixed_dates
+    remapper = ValueRemapper(random.Random(2), frozenset(), avoid=leaves(state), model=model)
+    remapper.like_seed, remapper.touched, remapper.shift = True, frozenset({"31 Bridge Street", "31"}), 14
+    new = remapper.remap(state, "ws:Desk")
+    assert new["bank_holidays"] == state["bank_holidays"] and new["today"] == "2026-04-16"
+    street = new["properties"]["P-1"]["address"]
+    assert street != "31 Bridge Street" and remapper.text("31") == street.split()[0]  # the call's house follows

@@ -320,3 +320,46 @@ def test_a_recast_keeps_a_first_name_whose_gender_nothing_tells():
     assert kwame.split()[0] == "Kwame" and kwame != "Kwame Mensah"
     assert gender_of(remapper.person("Robin Ashworth").split()[0]) == "female"
     assert gender_of(remapper.person("Margaret Ashworth").split()[0]) == "female"
+
+
+def test_a_re_drawn_key_is_no_key_the_seed_holds_and_two_records_never_merge():
+    """The allotment society's read: member 'M-0131', touched by the words, came out as 'M-0143', Tom Hebden's key,
+    and one member overwrote the other; a state full of years (members joined 1987 to 2022) ran out of years to
+    draw and raised."""
+    import random
+
+    import pytest
+
+    from rods.synth.values import MergedRecords
+
+    members = {f"M-01{n}": {"name": f"Member {n}", "joined": str(1985 + int(n))} for n in range(10, 45)}
+    for seed in range(20):
+        remapper = ValueRemapper(random.Random(seed), frozenset(), avoid=leaves(members))
+        remapper.like_seed, remapper.touched = True, frozenset({"M-0131"})
+        new = remapper.remap({"members": members})
+        assert len(new["members"]) == len(members)
+        assert remapper.text("M-0131") not in members
+        for _ in range(30):  # more years than 2024-2035 hold
+            ValueRemapper._fresh_year(remapper)
+    remapper = ValueRemapper(random.Random(0), frozenset())
+    remapper.texts["K-1"] = "K-2"  # as if drawn for another record
+    with pytest.raises(MergedRecords):
+        remapper.remap({"records": {"K-1": {"a": 1}, "K-2": {"a": 2}}})
+
+
+def test_a_numbered_record_re_drawn_stays_among_its_neighbours():
+    """Two held-out reads noted ids re-drawn at random beside their series: 'INV-0430' among INV-0401 to INV-0413,
+    'FX-178' among the FX-10x. A re-drawn key of a numbered series takes a number the series leaves free, or the
+    next after it."""
+    from rods.synth.value_kinds import numbered_series
+
+    invoices = {f"INV-04{n:02d}": {"amount": 52.0} for n in range(1, 14)}
+    members = {"M-0101": {}, "M-0104": {}, "M-0109": {}, "M-0112": {}}
+    state = {"invoices": invoices, "members": members, "misc": {"A-1": {}}}
+    assert numbered_series(state)["0406"] == (frozenset(range(401, 414)), 4) and "1" not in numbered_series(state)
+    for seed in range(10):
+        remapper = ValueRemapper(random.Random(seed), frozenset(), avoid=leaves(state))
+        remapper.like_seed, remapper.touched = True, frozenset({"INV-0406", "M-0104"})
+        remapper.remap(state)
+        assert remapper.text("INV-0406") == "INV-0414"  # no gap: the next
+        assert remapper.text("M-0104") in {f"M-01{n:02d}" for n in (2, 3, 5, 6, 7, 8, 10, 11)}  # a gap
