@@ -77,6 +77,7 @@ from rods.synth.recast import (
     follow_runs,
     free_shift,
     meant_to_fail,
+    names_holiday,
     placed_in_month,
     recast_calls,
     said_texts,
@@ -463,7 +464,7 @@ class Planner:
             remapper.shift = free_shift(seed_dates([*leaves(info.base_config), *said]),
                                         7 * weeks * (1 if remapper.shift > 0 else -1))
             text = message_text(seed.question)
-            if placed_in_month(text):
+            if placed_in_month(text) or names_holiday(text):
                 remapper.shift = 0
             people = self.graph.values.people
             # numbers the environment works out or charges by its own table stay the environment's

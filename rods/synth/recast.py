@@ -34,7 +34,10 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
+from functools import cache
 from typing import Any
+
+import holidays
 
 from rods.envs.calls import ToolCall
 from rods.llm.outcomes import singular
@@ -520,6 +523,37 @@ def placed_in_month(text: str) -> bool:
     the eleventh month became "the 25th of the eleventh month" booked for October; a month alone stays a leftover
     beside its dates moved into the next, and the recast was refused)."""
     return _PLACED.search(text) is not None or _month_alone(text)
+
+
+#: Countries whose public holidays (the `holidays` package's, in English) the words may name.
+HOLIDAY_COUNTRIES = ("US", "GB", "CA", "AU", "IE", "NZ", "IN")
+
+
+@cache
+def _holiday_names() -> tuple[re.Pattern, re.Pattern]:
+    """Public holidays' names ("Labor Day", "Boxing Day", "Spring Bank Holiday") and "bank holiday", in any case;
+    and, capitalised as written, the name without its last word 'Day' ("Christmas", "Thanksgiving")."""
+    names, cores = {"bank holiday"}, set()
+    for country in HOLIDAY_COUNTRIES:
+        for name in holidays.country_holidays(country, years=range(2001, 2036)).values():
+            for part in name.split("; "):
+                part = re.sub(r"\s*\((observed|estimated)\)$", "", part).strip()
+                names.add(part)
+                if part.endswith(" Day"):
+                    cores.add(part[:-4].strip())
+
+    def pattern(found: set[str], flags: int) -> re.Pattern:
+        words = sorted((n for n in found if len(n) >= 4), key=len, reverse=True)
+        return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(n) for n in words) + r")(?!\w)", flags)
+
+    return pattern(names, re.IGNORECASE), pattern(cores, 0)
+
+
+def names_holiday(text: str) -> bool:
+    """Whether the messages name a public holiday ("over the Labor Day weekend"): its dates are the calendar's, so a
+    recast keeps its seed's dates where they are (moved weeks, "Labor Day weekend, 2025-08-29 to 2025-09-02" was
+    booked for late September)."""
+    return any(p.search(text) is not None for p in _holiday_names())
 
 
 def as_seed(plan: Plan, trace: Trace, config: dict[str, Any]) -> Plan:

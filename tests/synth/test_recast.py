@@ -315,6 +315,13 @@ def test_a_date_told_by_its_place_in_its_month_stays():
     assert placed_in_month("just back from the October walkround") and placed_in_month("she put her name down in May")
     assert not placed_in_month("on 3 March") and not placed_in_month("October 12th") and not placed_in_month(
         "the 1st of October") and not placed_in_month("May I book it?") and not placed_in_month("March 2026")
+    # the kennels read (both readers, 4 of 14 recasts): "Labor Day weekend, 2025-08-29 to 2025-09-02" booked for
+    # late September; words that name a public holiday keep their dates too
+    from rods.synth.recast import names_holiday
+
+    assert names_holiday("on your waiting list for Labor Day weekend") and names_holiday("over the bank holiday")
+    assert names_holiday("the day after Thanksgiving") and names_holiday("closed on Boxing Day")
+    assert not names_holiday("book it for May 3") and not names_holiday("the labor costs")
     seed = next(t for t in load_split("test") if t.id == "multi_turn_miss_func_194")
     pipeline = Pipeline(make_backend("template"), SynthConfig(per_seed=2, workers=1, seed=5, recast=1.0))
     variants = pipeline([seed])
