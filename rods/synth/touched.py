@@ -93,7 +93,7 @@ def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset
                 if folded(value) in said_folded or named & {folded(w) for w in value.split()}:
                     out.add(value)
             elif any(c.isdigit() for c in value) and (value in said or written_in(value, text)) \
-                    and _has_code_digits(value, dated) \
+                    and _has_code_digits(value, dated, texts) \
                     and not is_prose(value):  # a post's "Front Left Tire: 32 PSI" tells the state, it is no code
                 out.add(value)
         elif isinstance(value, (int, float)) and written_in(value, text) and not _compared(value, text) \
@@ -132,14 +132,27 @@ def _records(state: Any) -> list[tuple[Any, dict]]:
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
 
 
-def _has_code_digits(value: str, dated: list[tuple[str, set[str]]]) -> bool:
+def _has_code_digits(value: str, dated: list[tuple[str, set[str]]], texts: list[str]) -> bool:
     """Whether a text holds digits other than a year that the state's other texts also name (`dated`: each
     text that holds a year, with its years): a code, an id, a phone number, a year nothing else tells. A name whose
     only number is such a year is the world's: re-drawn a year away, 'Spring2023Draft.txt' of notes for spring 2023
     became 'Spring2022Draft.txt', and an 'ArchivedFinalReport2024.txt' of a 2024 report '...2023' (two BFCL
-    reads)."""
+    reads). So is a number another text writes after the name's word (`texts`: "Quarter 1" of 'Quarter1_Reports')."""
     told = {year for text, years in dated if text != value and value not in text for year in years}
-    return any(c.isdigit() for c in _YEAR.sub(lambda m: "" if m.group(0) in told else m.group(0), value))
+    left = _YEAR.sub(lambda m: "" if m.group(0) in told else m.group(0), value)
+    return any(c.isdigit() for c in _WORD_NUMBER.sub(lambda m: "" if _tells(m, value, texts) else m.group(0), left))
+
+
+#: A word and the number after it in a name ('Quarter1' of 'Quarter1_Reports', 'Week_3').
+_WORD_NUMBER = re.compile(r"([A-Za-z]{3,})[_ -]?(\d{1,2})(?!\d)")
+
+
+def _tells(match: re.Match, value: str, texts: list[str]) -> bool:
+    """Whether another text of the state writes a name's word and number apart ("Quarter 1 financial report." of
+    'Quarter1_Reports'): the number is the thing's, not a code's (re-drawn, the folder 'Quarter4_Reports' held
+    Quarter 1's reports; BFCL read 2929, both readers)."""
+    said = re.compile(rf"(?<![A-Za-z]){re.escape(match.group(1))}\s+{match.group(2)}(?!\d)", re.IGNORECASE)
+    return any(said.search(text) for text in texts if text != value and value not in text)
 
 
 #: A name no seed holds, to see whether a value is made of a person's name (it changes with the name).

@@ -91,3 +91,13 @@ def test_a_house_number_a_call_passes_takes_its_address_along():
     said = ["KF3 5RW", "7", "100062130007", "KF2 8DN", "Flat 3"]
     touched = touched_values(state, said, "Hi, it's 7 Cedar Close, KF3 5RW. And Flat 3, Marlow Court, KF2 8DN.")
     assert {"7 Cedar Close", "Flat 3, Marlow Court"} <= touched and "7 Alder Road" not in touched
+
+
+def test_a_number_the_state_writes_after_the_names_word_is_the_thing_s():
+    """BFCL read 2929 (both readers): the folder 'Quarter1_Reports', whose files say "Quarter 1 financial report.",
+    came back as 'Quarter4_Reports' beside the same files. A number another text writes after the name's word stays;
+    'report1.txt', which no text writes as "report 1", is a code and is re-drawn."""
+    state = {"Quarter1_Reports": {"report1.txt": {"content": "Quarter 1 financial report."},
+                                  "report2.txt": {"content": "Quarter 1 sales report."}}}
+    touched = touched_values(state, ["Quarter1_Reports", "report1.txt"], "Copy the files of 'Quarter1_Reports'.")
+    assert "Quarter1_Reports" not in touched and "report1.txt" in touched
