@@ -51,7 +51,11 @@ def value_key(value: Any) -> tuple[str, Any] | None:
 DATE_FORMS = ("{d} {B}", "{d} {b}", "{o} {B}", "{o} {b}", "{B} {d}", "{b} {d}", "{B} {o}", "{b} {o}", "{o} of {B}",
               "{d} {B} {Y}", "{d} {b} {Y}", "{o} {B} {Y}", "{d} {B}, {Y}", "{B} {d}, {Y}", "{B} {d} {Y}",
               "{b} {d}, {Y}", "{b} {d} {Y}", "{B} {o}, {Y}", "{B} {o} {Y}", "{o} of {B} {Y}", "{o} of {B}, {Y}",
-              "the {o}")
+              "the {o}",
+              # with its weekday, which tells two dates of one day-of-month apart ("this Saturday (the 17th)" of the
+              # lesson on Saturday 2025-05-17, not of a payment on Thursday 2025-04-17: "the 8th" of the wrong one)
+              "{A} (the {o})", "{A} the {o}", "{A} {o}", "{A} {d} {B}", "{A} {o} {B}", "{A} {o} of {B}",
+              "{A}, {d} {B}", "{A}, {B} {d}", "{A} {B} {d}", "{A}, {B} {o}", "{A} {B} {o}")
 #: A month of a year, said of a date's month: moved with it where the date moves to another month, and the month's
 #: name left alone is a leftover ("the 13th of next month, which is November" of a date moved into December).
 MONTH_FORMS = ("{B} of {Y}", "{B} {Y}", "{B}, {Y}")
@@ -89,7 +93,7 @@ def _ordinal(n: int) -> str:
 def _date_parts(day: dt.date, sept: bool = False) -> dict[str, Any]:
     abbr = "Sept" if sept and day.month == 9 else calendar.month_abbr[day.month]
     return {"d": day.day, "o": _ordinal(day.day), "B": calendar.month_name[day.month], "b": abbr, "Y": day.year,
-            "m": day.month, "dd": f"{day.day:02d}", "mm": f"{day.month:02d}"}
+            "m": day.month, "dd": f"{day.day:02d}", "mm": f"{day.month:02d}", "A": calendar.day_name[day.weekday()]}
 
 
 def _number_forms(old: int | float, new: int | float) -> list[tuple[str, str]]:

@@ -284,7 +284,8 @@ def follow_renames(text: str, people: dict[str, str]) -> str:
 
     def token(match: re.Match) -> str:
         word = match.group(0)
-        if alone or "@" in word or re.fullmatch(r"[a-z0-9]+(?:[._-][a-z0-9]+)+", word):
+        if alone or "@" in word or re.fullmatch(r"[a-z0-9]+(?:[._-][a-z0-9]+)+|[A-Z0-9]+(?:[_-][A-Z0-9]+)+", word):
+            # an address, a handle, or a reference in capitals made of the name ('ASANTE-MAY' of Kwame Asante)
             return in_handle(word)
         return re.sub(r"[A-Z][A-Za-z]*[a-z]", in_prose, word)  # a name word, 'MacLeod' whole
 

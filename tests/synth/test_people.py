@@ -151,3 +151,11 @@ def test_an_address_made_of_a_double_barrelled_or_whole_name_follows_it():
     bernie = {"Bernadette O'Connell": "Anna Berg"}
     assert follow_renames("bernie.oconnell@gmail.com", bernie) == "anna.berg@gmail.com"
     assert follow_renames("bernard.smith@gmail.com", bernie) == "bernard.smith@gmail.com"  # somebody else
+
+
+def test_a_reference_in_capitals_made_of_a_renamed_name_follows_it():
+    """The driving school read (both readers): Kwame Asante, renamed Kwame Duran, paid with the reference
+    'ASANTE-MAY'."""
+    renamed = {"Kwame Asante": "Kwame Duran"}
+    assert follow_renames("ASANTE-MAY", renamed) == "DURAN-MAY"
+    assert follow_renames("UK-2025-001", renamed) == "UK-2025-001"

@@ -690,3 +690,14 @@ def test_a_recast_the_environment_refuses_is_drawn_again(tmp_path):
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("rc_cellar", None)
+
+
+def test_a_day_of_the_month_said_with_its_weekday_is_that_date_s():
+    """The driving school read (both readers): "this Saturday (the 17th)" of a lesson on Saturday 2025-05-17 became
+    "the 8th": a payment on Thursday 2025-04-17 shared the form "the 17th" and was mapped first."""
+    from rods.synth.mentions import Mentions
+
+    text = "I've got my lesson this Saturday (the 17th) at 10, could we move it to Thursday 2025-05-22?"
+    pairs = [("2025-04-17", "2025-05-08"), ("2025-05-17", "2025-06-07"), ("2025-05-22", "2025-06-12")]
+    new, left = Mentions.of(pairs, {}, frozenset(), text).apply(text)
+    assert "this Saturday (the 7th)" in new and "Thursday 2025-06-12" in new and not left
