@@ -15,7 +15,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import faker.providers.company as companies
 import faker.providers.person as persons
@@ -191,9 +191,20 @@ def _first_words(known: frozenset[str]) -> frozenset[str]:
     return frozenset(k.split()[0] for k in known if isinstance(k, str) and k.strip())
 
 
-def name_words(people: dict[str, str]) -> list[tuple[dict[str, str], str, str]]:
-    """Per renamed person (`people`: whole name -> whole name, as a remapper renamed them), its words' mapping
-    (lower case: 'marcus' -> 'robert', 'webb' -> 'boucher') and its first names' initials (old, new)."""
+class Renamed(NamedTuple):
+    """One renamed person's words, as `follow_renames` looks for them."""
+
+    pairs: dict[str, str]  # lower case, old -> new: 'marcus' -> 'robert', 'webb' -> 'boucher', run together too
+    initial0: str  # the first name's initial, old and new
+    initial1: str
+    first0: str  # the first name, old and new, lower case
+    first1: str
+    others: frozenset[str]  # the old name's other words, letters only ('oconnell')
+
+
+def name_words(people: dict[str, str]) -> list[Renamed]:
+    """Per renamed person (`people`: whole name -> whole name, as a remapper renamed them), its words' mapping,
+    its first name and initials (old, new) and its other words."""
     out = []
     for old, new in people.items():
         words0, words1 = titled(old)[1].split(), titled(new)[1].split()
@@ -208,7 +219,8 @@ def name_words(people: dict[str, str]) -> list[tuple[dict[str, str], str, str]]:
             if len(words0) > 1:
                 squash["".join(map(_letters, words0))] = "".join(map(_letters, words1))
             pairs |= {w0: w1 for w0, w1 in squash.items() if w0 not in pairs and w0 != w1}
-            out.append((pairs, words0[0][:1].lower(), words1[0][:1].lower()))
+            out.append(Renamed(pairs, words0[0][:1].lower(), words1[0][:1].lower(), words0[0].lower(),
+                               words1[0].lower(), frozenset(map(_letters, words0[1:]))))
     return out
 
 
@@ -223,21 +235,16 @@ def follow_renames(text: str, people: dict[str, str]) -> str:
     'mwebb'). In prose a name word counts only capitalised as written ('Rose', 'MacLeod' are names, 'rose' a
     verb); inside an address or a handle in any case, also as the start or end of a longer run of letters, when
     the rest is an initial of the same person or the address has a dot ('webbroofing.com')."""
-    persons = name_words(people)
-    if not persons:
+    renamed = name_words(people)
+    if not renamed:
         return text
-    firsts = []  # (a renamed person's other names, their old first name, their new one) where it changed
-    for old, new in people.items():
-        words0, words1 = titled(old)[1].split(), titled(new)[1].split()
-        if 1 < len(words0) == len(words1) and len(words0[0]) >= 5 and words0[0].lower() != words1[0].lower():
-            firsts.append(({_letters(w) for w in words0[1:]}, words0[0].lower(), words1[0].lower()))
 
     def title(word: str) -> str:
         return word[:1].upper() + word[1:]
 
     def in_prose(match: re.Match) -> str:
         word = match.group(0)
-        for pairs, _, _ in persons:
+        for pairs, *_ in renamed:
             if word.lower() in pairs and word[1:] != word[1:].upper():  # 'Rose', 'MacLeod'; not 'ROSE', 'rose'
                 return title(pairs[word.lower()])
         return word
@@ -245,10 +252,11 @@ def follow_renames(text: str, people: dict[str, str]) -> str:
     def in_handle(token: str) -> str:
         dotted = "@" in token or "." in token
         runs = {r.lower() for r in re.findall(r"[A-Za-z]+", token)}
-        present = [(i0, i1) for pairs, i0, i1 in persons if runs & pairs.keys()]  # whose name the token holds
+        present = [(r.initial0, r.initial1) for r in renamed if runs & r.pairs.keys()]  # whose name the token holds
         # a short form of a first name in an address that holds the person's family name ('bernie.oconnell' of
         # Bernadette O'Connell): the new first name
-        short = {first0[:4]: first1 for others, first0, first1 in firsts if runs & others}
+        short = {r.first0[:4]: r.first1 for r in renamed
+                 if len(r.first0) >= 5 and r.first0 != r.first1 and runs & r.others}
 
         def segment(match: re.Match) -> str:
             run = match.group(0)
@@ -257,12 +265,12 @@ def follow_renames(text: str, people: dict[str, str]) -> str:
                 initial = next((i1 for i0, i1 in present if i0 == low), None)
                 if initial is not None:
                     return _cased(initial, run)
-            whole = next((pairs[low] for pairs, _, _ in persons if low in pairs), None)
+            whole = next((r.pairs[low] for r in renamed if low in r.pairs), None)
             if whole is not None:  # a name word or a whole name, before anyone's name as a part of it
                 return _cased(whole, run)
             if dotted and low[:4] in short and len(low) >= 4:
                 return _cased(short[low[:4]], run)
-            for pairs, initial0, initial1 in persons:
+            for pairs, initial0, initial1, *_ in renamed:
                 for old, new in sorted(pairs.items(), key=lambda p: -len(p[0])):
                     if len(old) < 4 or len(low) <= len(old):
                         continue

@@ -59,7 +59,6 @@ from rods.synth.recast import (
 from rods.synth.rewriter import Rewriter, turn_contexts, with_queries
 from rods.synth.settings import SynthConfig
 from rods.synth.stats import SynthStats
-from rods.synth.values import MergedRecords
 from rods.tasks.model import Provenance, Task, content_hash
 
 #: Counterparts a counterpart recast runs before it gives up (`Pipeline._counterpart`).
@@ -328,10 +327,7 @@ class Pipeline:
         info = planner.analyze(seed)
         stats.attempts["plan"] += 1
         if planner.can_recast(seed):
-            try:
-                plan = planner.recast(seed, rng=rng)
-            except MergedRecords:
-                raise Rejected("merged_records") from None
+            plan = planner.recast(seed, rng=rng)
             state = state_mapping(info.base_config, plan.initial_config)
             pairs = [pair for cls, value in info.base_config.items()
                      for pair in paired(value, plan.initial_config.get(cls))]
@@ -435,11 +431,8 @@ class Pipeline:
         for attempts in range(1, cfg.max_attempts + 1):
             if replan:
                 stats.attempts["plan"] += 1
-                try:
-                    plan = planner.plan(seed, rng=rng, attempt=attempts,
-                                        blacklist=frozenset() if blind else frozenset(blacklist))
-                except MergedRecords:
-                    raise Rejected("merged_records") from None
+                plan = planner.plan(seed, rng=rng, attempt=attempts,
+                                    blacklist=frozenset() if blind else frozenset(blacklist))
                 stats.passed["plan"] += 1
             stats.attempts["execute"] += 1
             execution = self.executor.run(plan)

@@ -59,6 +59,7 @@ from rods.synth.api_graph import APIGraph, seeds_of
 from rods.synth.counterparts import counterparts, errand_of, mapped
 from rods.synth.database import database_of
 from rods.synth.findings import tells_nothing
+from rods.synth.gate import Rejected
 from rods.synth.initial_config import materialize_config
 from rods.synth.mentions import message_text
 from rods.synth.names import quoted_names, renamed, with_derived
@@ -94,7 +95,7 @@ from rods.synth.touched import (
     written_in,
 )
 from rods.synth.value_kinds import config_values, is_distinctive, leaves, vocabulary_of
-from rods.synth.values import ValueRemapper
+from rods.synth.values import MergedRecords, ValueRemapper
 from rods.tasks.model import Task, content_hash
 
 logger = logging.getLogger(__name__)
@@ -481,7 +482,10 @@ class Planner:
                 float(v) for v in remapper.touched if isinstance(v, (int, float)) and not isinstance(v, bool)}
             remapper.genders = said_genders(remapper.touched, text, self.graph.values.people)
             remapper.settle_families(remapper.touched, self.graph.values.people)
-        config = {cls: remapper.remap(value, cls) for cls, value in info.base_config.items()}
+        try:
+            config = {cls: remapper.remap(value, cls) for cls, value in info.base_config.items()}
+        except MergedRecords:  # two records drawn one key: refused, and a recast draws again
+            raise Rejected("merged_records") from None
         if recast:
             config = {cls: follow_people(value, remapper.people) for cls, value in config.items()}
             config = follow_runs(info.base_config, config)

@@ -22,7 +22,7 @@ from typing import Any
 from rods.envs.calls import ToolCall
 from rods.synth.people import folded, follow_renames, is_person_name
 from rods.synth.profile import result_value, value_paths
-from rods.synth.value_kinds import is_prose, leaves, state_slots
+from rods.synth.value_kinds import is_prose, keyed_dicts, leaves, state_slots
 from rods.synth.value_model import name_of, pieces
 
 
@@ -48,15 +48,15 @@ def produced_numbers(calls: Sequence[ToolCall], results: Sequence[str], changed:
     """Numbers a call passes that an earlier write returned: what the environment worked out (a pensioner's rent
     halved to £26), which the recast's run works out anew. Touched, they were re-drawn wherever the state held
     them (another member's £26 invoice), and the payment passed the new half against the words' drawn £26."""
-    out = set()
+    def numbers(values: Iterable[Any]) -> set[float]:
+        return {float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+    out: set[float] = set()
+    returned: set[float] = set()  # what the writes before the call returned, each result read once
     for j, call in enumerate(calls):
-        passed = {float(v) for v in leaves([*call.args, *call.arguments.values()])
-                  if isinstance(v, (int, float)) and not isinstance(v, bool)}
-        for i in range(min(j, len(results))):
-            if passed and i < len(changed) and changed[i]:
-                returned = {float(v) for _, v in value_paths(result_value(results[i]))
-                            if isinstance(v, (int, float)) and not isinstance(v, bool)}
-                out |= passed & returned
+        out |= numbers(leaves([*call.args, *call.arguments.values()])) & returned
+        if j < len(results) and j < len(changed) and changed[j]:
+            returned |= numbers(v for _, v in value_paths(result_value(results[j])))
     return frozenset(out)
 
 
@@ -106,26 +106,12 @@ def touched_values(state: Any, said: Iterable[Any], text: str, people: frozenset
     # '31 Bridge Street', 'Flat 3, Marlow Court' of a property whose postcode the call passes too): that text is the
     # errand's, its number re-drawn with the call's (re-drawn in the call alone, the register had no 'Flat 6')
     openers = [re.compile(rf"{re.escape(v)}(?=[ ,])") for v in said if isinstance(v, str) and v in out]
-    for key, record in _records(state) if openers else ():
+    for key, record in keyed_dicts(state) if openers else ():
         opened = {t for t in record.values() if isinstance(t, str) and t not in out
                   and any(o.match(t) for o in openers)}
         if opened and (key in out or any(v in out for v in record.values() if isinstance(v, (str, int, float)))):
             out |= opened
     return frozenset(out) - handles_of_kept(state, out, people)
-
-
-def _records(state: Any) -> list[tuple[Any, dict]]:
-    """(key, record) of every record (a dict) of a state, its key in the map that holds it (None in a list)."""
-    out: list[tuple[Any, dict]] = []
-    stack: list[tuple[Any, Any]] = [(None, state)]
-    while stack:
-        key, node = stack.pop()
-        if isinstance(node, dict):
-            out.append((key, node))
-            stack.extend(node.items())
-        elif isinstance(node, (list, tuple)):
-            stack.extend((None, item) for item in node)
-    return out
 
 
 #: A year standing alone in a text ('Spring2023Draft.txt', 'notes_2024'): the world's time, not a code's digits.

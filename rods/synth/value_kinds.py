@@ -221,6 +221,21 @@ def _json_kind(value: Any) -> str:
         "number" if isinstance(value, (int, float)) else type(value).__name__
 
 
+def keyed_dicts(state: Any) -> list[tuple[Any, dict]]:
+    """(key, record) of every dict of a state, the whole state first, each with its key in the map that holds it
+    (None in a list, and for the state itself)."""
+    out: list[tuple[Any, dict]] = []
+    stack: list[tuple[Any, Any]] = [(None, state)]
+    while stack:
+        key, node = stack.pop()
+        if isinstance(node, dict):
+            out.append((key, node))
+            stack.extend(node.items())
+        elif isinstance(node, (list, tuple)):
+            stack.extend((None, item) for item in node)
+    return out
+
+
 _NUMBERED = re.compile(r"([A-Za-z]*[-_]?)(\d{2,})")
 
 
@@ -230,20 +245,14 @@ def numbered_series(state: Any) -> dict[str, tuple[frozenset[int], int]]:
     takes a number the series leaves free, beside its neighbours (drawn at random, 'INV-0430' stood among
     0401-0413 and 'FX-178' among the FX-10x)."""
     out: dict[str, tuple[frozenset[int], int]] = {}
-    stack = [state]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            stack.extend(node.values())
-            groups: dict[tuple[str, int], list[str]] = {}
-            for key in node:
-                match = _NUMBERED.fullmatch(key) if isinstance(key, str) else None
-                if match:
-                    groups.setdefault((match.group(1), len(match.group(2))), []).append(match.group(2))
-            for (_, width), runs in groups.items():
-                if len(runs) >= 3:
-                    numbers = frozenset(int(r) for r in runs)
-                    out.update((run, (numbers, width)) for run in runs)
-        elif isinstance(node, (list, tuple)):
-            stack.extend(node)
+    for _, node in keyed_dicts(state):
+        groups: dict[tuple[str, int], list[str]] = {}
+        for key in node:
+            match = _NUMBERED.fullmatch(key) if isinstance(key, str) else None
+            if match:
+                groups.setdefault((match.group(1), len(match.group(2))), []).append(match.group(2))
+        for runs in groups.values():
+            if len(runs) >= 3:
+                numbers = frozenset(int(r) for r in runs)
+                out.update((run, (numbers, len(runs[0]))) for run in runs)
     return out

@@ -364,9 +364,9 @@ class ValueRemapper:
         """A recast's families, settled before anyone is renamed: a family one of whose people keeps a first name
         (`person`: no name list nor the seed's words give its gender) is renamed within that name's country, else
         within its family name's (where neither is known, a country in turn: kept whole, 'Kwame Mensah' was a copy
-        of the seed the gate refused). Renamed one by one, 'Hiroshi
-        Watanabe' took a country in turn and his son 'Kenji Watanabe', whose first name stays, became 'Kenji
-        Cirino'. `known`: the names the value model knows as people's (`ValueModel.people`)."""
+        of the seed the gate refused). Renamed one by one, 'Hiroshi Watanabe' took a country in turn and his son
+        'Kenji Watanabe', whose first name stays, became 'Kenji Cirino'. `known`: the names the value model knows
+        as people's (`ValueModel.people`)."""
         for name in names:
             if not isinstance(name, str) or not is_person_name(name, known):
                 continue
